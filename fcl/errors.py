@@ -1,0 +1,133 @@
+"""Source spans and the two kinds of error.
+
+A user's mistake is an `FCLError` (or subclass) carrying a `Span`; it renders
+as ``FILE:LINE:COL: error: message``, the source line, and a caret under the
+span.  A broken compiler invariant is `CompilerBug`, never shown as a user
+error.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class Source:
+    """A named program text; spans point into it."""
+
+    def __init__(self, name: str, text: str):
+        self.name = name
+        self.text = text
+        self._line_starts = [0]
+        for i, ch in enumerate(text):
+            if ch == "\n":
+                self._line_starts.append(i + 1)
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        """1-based (line, column) of a character offset."""
+        import bisect
+
+        offset = max(0, min(offset, len(self.text)))
+        line = bisect.bisect_right(self._line_starts, offset) - 1
+        return line + 1, offset - self._line_starts[line] + 1
+
+    def line_text(self, line: int) -> str:
+        """The text of a 1-based line, without its newline."""
+        start = self._line_starts[line - 1]
+        end = self.text.find("\n", start)
+        return self.text[start:] if end < 0 else self.text[start:end]
+
+    def __repr__(self) -> str:
+        return f"Source({self.name!r})"
+
+
+@dataclass(frozen=True)
+class Span:
+    """A half-open character range [start, end) in a Source."""
+
+    source: Source = field(compare=False, repr=False)
+    start: int
+    end: int
+
+    @property
+    def line(self) -> int:
+        return self.source.line_col(self.start)[0]
+
+    @property
+    def col(self) -> int:
+        return self.source.line_col(self.start)[1]
+
+    def to(self, other: "Span") -> "Span":
+        """The span from the start of self to the end of other."""
+        return Span(self.source, self.start, max(self.end, other.end))
+
+    def location(self) -> str:
+        line, col = self.source.line_col(self.start)
+        return f"{self.source.name}:{line}:{col}"
+
+    def excerpt(self) -> str:
+        """The source line with a caret/underline under the span."""
+        line, col = self.source.line_col(self.start)
+        text = self.source.line_text(line)
+        end_line, end_col = self.source.line_col(self.end)
+        width = (end_col - col) if end_line == line else len(text) - col + 1
+        width = max(1, width)
+        gutter = f"{line:>4} | "
+        marks = "^" + "~" * (width - 1)
+        return f"{gutter}{text}\n{' ' * (len(gutter) - 2)}| {' ' * (col - 1)}{marks}"
+
+
+NO_SOURCE = Source("<unknown>", "")
+NO_SPAN = Span(NO_SOURCE, 0, 0)
+
+
+class FCLError(Exception):
+    """A mistake in the user's program or arguments, located by a span."""
+
+    kind = "error"
+
+    def __init__(self, message: str, span: Span | None = None, notes: list[str] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.span = span
+        self.notes = list(notes or [])
+
+    def render(self) -> str:
+        """FILE:LINE:COL: error: message, the source line, a caret, notes."""
+        if self.span is None or self.span.source is NO_SOURCE:
+            head = f"error: {self.message}"
+            body = ""
+        else:
+            head = f"{self.span.location()}: error: {self.message}"
+            body = "\n" + self.span.excerpt()
+        notes = "".join(f"\n  = note: {n}" for n in self.notes)
+        return head + body + notes
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class ParseError(FCLError):
+    """The program text does not follow the grammar."""
+
+
+class TypeCheckError(FCLError):
+    """The program is not well typed (including kind and level errors)."""
+
+
+class EvalError(FCLError):
+    """A run-time error of the reference evaluator (index, division, conflict...)."""
+
+
+class CompileError(FCLError):
+    """The program cannot be compiled or launched as asked (e.g. too much local memory)."""
+
+
+class ArgumentError(FCLError):
+    """A bad argument to an entry point: wrong count, type, shape or value."""
+
+
+class EnvironmentProblem(Exception):
+    """The tool's own environment is missing something (no OpenCL platform, ...). Exit 2."""
+
+
+class CompilerBug(Exception):
+    """An internal invariant was broken: a bug in FCL, not in the user's program."""
