@@ -1,0 +1,10 @@
+"""The reference evaluator of FCL (the definition of meaning and the oracle for kernels).
+
+`Evaluator(decls, hw)` runs declarations on Python arguments under the
+small-step semantics of paper section 5.2 (machine.py) and reports costs
+(cost.py); scalars.py defines every scalar operation once, as OpenCL C does.
+"""
+from fcl.eval.cost import CostReport
+from fcl.eval.machine import DEFAULT_HW, Evaluator, Machine
+
+__all__ = ["Evaluator", "CostReport", "Machine", "DEFAULT_HW"]

@@ -1,0 +1,578 @@
+"""The kernel IR: what `lower` produces, what passes rewrite and `opencl` renders.
+
+Expressions are side-effect free trees over scalar types ("int", "float",
+"double", "bool").  Statements are per-work-item code plus the two
+parallel forms that name a level:
+
+* `ParFor(level, var, count, body)`: the elements 0..count-1 are shared out
+  over the work-items of one unit of `level` (thread: a sequential loop; warp:
+  strided by lane; block: strided by local id; grid: strided by global id);
+  the body is thread-level code.
+* `PartFor(level, var, count, body)`: parts 0..count-1 are shared out over the
+  sub-units of one unit of `level` (grid: work-groups, with block
+  virtualisation; block: warps, in a loop whose trip count is uniform over the
+  work-group so that barriers inside stay convergent; warp: lanes).
+
+Buffers carry their memory space, element type, size and the `force`/`while`
+they hold.  The smart constructors (`add`, `mul`, ...) fold constants, so
+sizes that are known at compile time stay `Const`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from fcl.eval import scalars
+
+LEVELS = ("thread", "warp", "block", "grid")
+C_TYPES = {"int": "int", "float": "float", "double": "double", "bool": "bool"}
+
+
+# ---------------------------------------------------------------- expressions
+
+@dataclass(frozen=True)
+class Expr:
+    ty: str
+
+
+@dataclass(frozen=True)
+class Const(Expr):
+    value: object
+
+
+@dataclass(frozen=True)
+class Var(Expr):
+    name: str
+
+
+@dataclass(frozen=True)
+class Bin(Expr):
+    """op: add sub mul div mod lt le gt ge eq ne and or band bor bxor shl shr."""
+    op: str
+    a: Expr
+    b: Expr
+
+
+@dataclass(frozen=True)
+class Un(Expr):
+    """op: neg not."""
+    op: str
+    a: Expr
+
+
+@dataclass(frozen=True)
+class Call(Expr):
+    """A built-in function: sqrt exp log sin cos floor min max abs, conversions i2d...b2i."""
+    fn: str
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class Select(Expr):
+    """`c ? a : b`; only the chosen side is evaluated."""
+    cond: Expr
+    a: Expr
+    b: Expr
+
+
+@dataclass(frozen=True)
+class Load(Expr):
+    """Element `index` of a buffer (or of a pointer variable during a `while`)."""
+    buf: str
+    index: Expr
+
+
+@dataclass(frozen=True)
+class HwId(Expr):
+    """A hardware index: lid gid wid lane global_id (int)."""
+    name: str
+
+
+# ---------------------------------------------------------------- statements
+
+@dataclass(frozen=True)
+class Stmt:
+    pass
+
+
+@dataclass(frozen=True)
+class Let(Stmt):
+    """`const T var = expr;`"""
+    var: str
+    expr: Expr
+
+
+@dataclass(frozen=True)
+class DeclVar(Stmt):
+    """A mutable variable `T var = init;`"""
+    var: str
+    init: Expr
+
+
+@dataclass(frozen=True)
+class Assign(Stmt):
+    var: str
+    expr: Expr
+
+
+@dataclass(frozen=True)
+class Store(Stmt):
+    buf: str
+    index: Expr
+    value: Expr
+
+
+@dataclass(frozen=True)
+class SeqFor(Stmt):
+    """for (var = 0; var < count; var++) body — one work-item's sequential loop."""
+    var: str
+    count: Expr
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True)
+class ParFor(Stmt):
+    level: str
+    var: str
+    count: Expr
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True)
+class PartFor(Stmt):
+    """Parts over sub-units. `active` names a bool variable the body's outer writes use."""
+    level: str
+    var: str
+    count: Expr
+    body: tuple[Stmt, ...]
+    active: str = ""
+
+
+@dataclass(frozen=True)
+class If(Stmt):
+    cond: Expr
+    then: tuple[Stmt, ...]
+    else_: tuple[Stmt, ...] = ()
+
+
+@dataclass(frozen=True)
+class Loop(Stmt):
+    """while (true) { head; if (!cond) break; body } — `head` computes `cond`."""
+    head: tuple[Stmt, ...]
+    cond: Expr
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True)
+class Barrier(Stmt):
+    """A work-group barrier on local memory (also used after warp-level steps)."""
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class DeclPtr(Stmt):
+    """A pointer variable over a local/private buffer, for `while` ping-pong."""
+    var: str
+    space: str
+    ty: str
+    init: str
+
+
+@dataclass(frozen=True)
+class SwapPtr(Stmt):
+    a: str
+    b: str
+
+
+@dataclass(frozen=True)
+class Comment(Stmt):
+    text: str
+
+
+# ---------------------------------------------------------------- buffers, kernels, plans
+
+@dataclass(frozen=True)
+class Buffer:
+    """A memory area. space: global | local | private. `per` says how many copies
+    a local buffer holds (one per warp or per work-item) and `size` is one copy."""
+    name: str
+    space: str
+    ty: str
+    size: Expr
+    origin: str
+    role: str = "temp"          # input | output | temp | force | while
+    per: str = ""               # "" | "warp" | "thread"
+
+
+@dataclass(frozen=True)
+class Param:
+    """A scalar kernel parameter (argument scalar or array length)."""
+    name: str
+    ty: str
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    body: tuple[Stmt, ...]
+    globals_: tuple[str, ...]          # global buffers it touches, by name
+    locals_: tuple[Buffer, ...]        # local buffers (static or host-sized)
+    privates: tuple[Buffer, ...]
+    groups: tuple[Expr, ...]           # work-groups each top-level grid loop wants
+    barriers: int
+
+
+@dataclass(frozen=True)
+class KProgram:
+    """The whole compiled entry point: kernels run in order over global buffers."""
+    entry: str
+    params: tuple[Param, ...]
+    inputs: tuple[tuple[str, str], ...]     # (buffer name, length param) per array argument
+    arg_layout: tuple                       # how the entry's arguments map to params/buffers
+    buffers: tuple[Buffer, ...]             # global buffers (inputs, temps, output)
+    kernels: tuple[Kernel, ...]
+    output: object                          # OutputSpec
+    block_size: int
+    warp_size: int
+    num_groups: int
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """kind: "array" (buffer + length expr) or "scalar" (buffer of one element)."""
+    kind: str
+    buf: str
+    ty: str
+    length: Expr
+    single_group: bool = False
+
+
+# ---------------------------------------------------------------- smart constructors
+
+def const(value, ty: str) -> Const:
+    return Const(ty, value)
+
+
+def cint(value: int) -> Const:
+    return Const("int", scalars.wrap(int(value)))
+
+
+def is_const(e: Expr, value=None) -> bool:
+    return isinstance(e, Const) and (value is None or e.value == value)
+
+
+_FOLD_INT = {
+    "add": lambda a, b: scalars.wrap(a + b),
+    "sub": lambda a, b: scalars.wrap(a - b),
+    "mul": lambda a, b: scalars.wrap(a * b),
+    "band": lambda a, b: a & b,
+    "bor": lambda a, b: a | b,
+    "bxor": lambda a, b: a ^ b,
+    "shl": lambda a, b: scalars.int_shl(a, b),
+    "shr": lambda a, b: scalars.int_shr(a, b),
+    "min": min,
+    "max": max,
+}
+_FOLD_CMP = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
+             "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b}
+COMPARISONS = frozenset(_FOLD_CMP)
+
+
+def binop(op: str, a: Expr, b: Expr) -> Expr:
+    """A binary operation with constant folding and the usual identities (ints only)."""
+    ty = "bool" if op in COMPARISONS or op in ("and", "or") else a.ty
+    if isinstance(a, Const) and isinstance(b, Const):
+        folded = _fold(op, a, b)
+        if folded is not None:
+            return folded
+    if a.ty == "int":
+        simple = _simplify_int(op, a, b)
+        if simple is not None:
+            return simple
+    if op == "and":
+        if is_const(a):
+            return b if a.value else a
+        if is_const(b, True):
+            return a
+    if op == "or":
+        if is_const(a):
+            return a if a.value else b
+        if is_const(b, False):
+            return a
+    return Bin(ty, op, a, b)
+
+
+def _fold(op: str, a: Const, b: Const) -> Expr | None:
+    if op in _FOLD_CMP:
+        return Const("bool", bool(_FOLD_CMP[op](a.value, b.value)))
+    if op == "and":
+        return Const("bool", bool(a.value and b.value))
+    if op == "or":
+        return Const("bool", bool(a.value or b.value))
+    if a.ty != "int":
+        return None
+    if op in _FOLD_INT:
+        return Const("int", _FOLD_INT[op](a.value, b.value))
+    if op in ("div", "mod") and b.value != 0:
+        fn = scalars.int_div if op == "div" else scalars.int_rem
+        return Const("int", fn(a.value, b.value))
+    return None
+
+
+def _simplify_int(op: str, a: Expr, b: Expr) -> Expr | None:
+    if op == "add":
+        if is_const(a, 0):
+            return b
+        if is_const(b, 0):
+            return a
+        # (x + c1) + c2 -> x + (c1 + c2)
+        if isinstance(b, Const) and isinstance(a, Bin) and a.op == "add" and isinstance(a.b, Const):
+            return binop("add", a.a, cint(a.b.value + b.value))
+    if op == "sub":
+        if is_const(b, 0):
+            return a
+        if a == b:
+            return cint(0)
+    if op == "mul":
+        if is_const(a, 0) or is_const(b, 0):
+            return cint(0)
+        if is_const(a, 1):
+            return b
+        if is_const(b, 1):
+            return a
+    if op == "div" and is_const(b, 1):
+        return a
+    if op == "mod" and is_const(b, 1):
+        return cint(0)
+    if op in ("shl", "shr") and is_const(b, 0):
+        return a
+    return None
+
+
+def add(a, b):
+    return binop("add", a, b)
+
+
+def sub(a, b):
+    return binop("sub", a, b)
+
+
+def mul(a, b):
+    return binop("mul", a, b)
+
+
+def div(a, b):
+    return binop("div", a, b)
+
+
+def lt(a, b):
+    return binop("lt", a, b)
+
+
+def select(c: Expr, a: Expr, b: Expr) -> Expr:
+    if isinstance(c, Const):
+        return a if c.value else b
+    if a == b:
+        return a
+    return Select(a.ty, c, a, b)
+
+
+def unop(op: str, a: Expr) -> Expr:
+    if isinstance(a, Const):
+        if op == "not":
+            return Const("bool", not a.value)
+        if op == "neg" and a.ty == "int":
+            return cint(-a.value)
+    return Un(a.ty, op, a)
+
+
+def call(fn: str, args: tuple, ty: str) -> Expr:
+    if fn in ("min", "max") and args[0] == args[1]:
+        return args[0]
+    if fn in ("min", "max") and ty == "int" and all(isinstance(x, Const) for x in args):
+        return cint(_FOLD_INT[fn](args[0].value, args[1].value))
+    return Call(ty, fn, tuple(args))
+
+
+# ---------------------------------------------------------------- traversal
+
+def expr_children(e: Expr) -> tuple[Expr, ...]:
+    if isinstance(e, Bin):
+        return (e.a, e.b)
+    if isinstance(e, Un):
+        return (e.a,)
+    if isinstance(e, Call):
+        return e.args
+    if isinstance(e, Select):
+        return (e.cond, e.a, e.b)
+    if isinstance(e, Load):
+        return (e.index,)
+    return ()
+
+
+def walk_expr(e: Expr):
+    """Pre-order iterator over an expression tree."""
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(expr_children(node))
+
+
+def stmt_children(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:
+    if isinstance(s, (SeqFor, ParFor, PartFor)):
+        return (s.body,)
+    if isinstance(s, If):
+        return (s.then, s.else_)
+    if isinstance(s, Loop):
+        return (s.head, s.body)
+    return ()
+
+
+def walk_stmts(stmts):
+    """Pre-order iterator over statements, nested bodies included."""
+    for s in stmts:
+        yield s
+        for body in stmt_children(s):
+            yield from walk_stmts(body)
+
+
+def stmt_exprs(s: Stmt) -> tuple[Expr, ...]:
+    if isinstance(s, (Let, Assign)):
+        return (s.expr,)
+    if isinstance(s, DeclVar):
+        return (s.init,)
+    if isinstance(s, Store):
+        return (s.index, s.value)
+    if isinstance(s, (SeqFor, ParFor, PartFor)):
+        return (s.count,)
+    if isinstance(s, If):
+        return (s.cond,)
+    if isinstance(s, Loop):
+        return (s.cond,)
+    return ()
+
+
+def contains_barrier(stmts) -> bool:
+    return any(isinstance(s, Barrier) for s in walk_stmts(stmts))
+
+
+def buffers_used(stmts) -> set[str]:
+    """Names of buffers and pointer variables read or written in `stmts`."""
+    names = set()
+    for s in walk_stmts(stmts):
+        if isinstance(s, Store):
+            names.add(s.buf)
+        if isinstance(s, DeclPtr):
+            names.add(s.init)
+        for e in stmt_exprs(s):
+            names.update(n.buf for n in walk_expr(e) if isinstance(n, Load))
+    return names
+
+
+def free_params(e: Expr) -> set[str]:
+    return {n.name for n in walk_expr(e) if isinstance(n, Var)}
+
+
+def eval_host(e: Expr, env: dict[str, object]):
+    """Evaluate a size expression on the host (params bound in `env`), OpenCL semantics."""
+    if isinstance(e, Const):
+        return e.value
+    if isinstance(e, Var):
+        return env[e.name]
+    if isinstance(e, Bin):
+        a, b = eval_host(e.a, env), eval_host(e.b, env)
+        folded = _fold(e.op, Const(e.a.ty, a), Const(e.b.ty, b))
+        if folded is None:
+            raise ZeroDivisionError(e.op)
+        return folded.value
+    if isinstance(e, Un):
+        a = eval_host(e.a, env)
+        return (not a) if e.op == "not" else scalars.wrap(-a)
+    if isinstance(e, Select):
+        return eval_host(e.a if eval_host(e.cond, env) else e.b, env)
+    if isinstance(e, Call) and e.fn in ("min", "max"):
+        return _FOLD_INT[e.fn](*(eval_host(x, env) for x in e.args))
+    raise LookupError(type(e).__name__)
+
+
+# ---------------------------------------------------------------- printing (--dump kir)
+
+def format_expr(e: Expr) -> str:
+    if isinstance(e, Const):
+        return str(e.value).lower() if e.ty == "bool" else repr(e.value)
+    if isinstance(e, Var):
+        return e.name
+    if isinstance(e, HwId):
+        return f"%{e.name}"
+    if isinstance(e, Bin):
+        return f"({format_expr(e.a)} {e.op} {format_expr(e.b)})"
+    if isinstance(e, Un):
+        return f"{e.op}({format_expr(e.a)})"
+    if isinstance(e, Call):
+        return f"{e.fn}({', '.join(format_expr(a) for a in e.args)})"
+    if isinstance(e, Select):
+        return f"({format_expr(e.cond)} ? {format_expr(e.a)} : {format_expr(e.b)})"
+    if isinstance(e, Load):
+        return f"{e.buf}[{format_expr(e.index)}]"
+    return repr(e)
+
+
+def format_stmts(stmts, indent: int = 0) -> str:
+    pad = "  " * indent
+    out = []
+    for s in stmts:
+        out.append(pad + _format_head(s))
+        for i, body in enumerate(stmt_children(s)):
+            if isinstance(s, If) and i == 1:
+                if not body:
+                    continue
+                out.append(pad + "else")
+            if isinstance(s, Loop) and i == 1:
+                out.append(pad + f"  while {format_expr(s.cond)} do")
+            out.append(format_stmts(body, indent + 1))
+    return "\n".join(x for x in out if x)
+
+
+def _format_head(s: Stmt) -> str:
+    if isinstance(s, Let):
+        return f"let {s.var} : {s.expr.ty} = {format_expr(s.expr)}"
+    if isinstance(s, DeclVar):
+        return f"var {s.var} : {s.init.ty} = {format_expr(s.init)}"
+    if isinstance(s, Assign):
+        return f"{s.var} := {format_expr(s.expr)}"
+    if isinstance(s, Store):
+        return f"{s.buf}[{format_expr(s.index)}] := {format_expr(s.value)}"
+    if isinstance(s, SeqFor):
+        return f"seqfor {s.var} < {format_expr(s.count)}"
+    if isinstance(s, ParFor):
+        return f"parfor<{s.level}> {s.var} < {format_expr(s.count)}"
+    if isinstance(s, PartFor):
+        return f"partfor<{s.level}> {s.var} < {format_expr(s.count)}"
+    if isinstance(s, If):
+        return f"if {format_expr(s.cond)}"
+    if isinstance(s, Loop):
+        return "loop"
+    if isinstance(s, Barrier):
+        return f"barrier  // {s.why}" if s.why else "barrier"
+    if isinstance(s, DeclPtr):
+        return f"ptr {s.var} -> {s.init}"
+    if isinstance(s, SwapPtr):
+        return f"swap {s.a} {s.b}"
+    if isinstance(s, Comment):
+        return f"// {s.text}"
+    return repr(s)
+
+
+def format_program(p: KProgram) -> str:
+    lines = [f"entry {p.entry}  (#BlockSize={p.block_size}, #WarpSize={p.warp_size}, #NumGroups={p.num_groups})"]
+    lines.append("params: " + ", ".join(f"{x.name}:{x.ty}" for x in p.params))
+    for b in p.buffers:
+        lines.append(f"global {b.name} : {b.ty}[{format_expr(b.size)}]  ({b.role}; {b.origin})")
+    for k in p.kernels:
+        lines.append(f"kernel {k.name}:")
+        for b in k.locals_ + k.privates:
+            per = f" per {b.per}" if b.per else ""
+            lines.append(f"  {b.space} {b.name} : {b.ty}[{format_expr(b.size)}]{per}  ({b.origin})")
+        lines.append(format_stmts(k.body, 1))
+    return "\n".join(lines)

@@ -1,0 +1,804 @@
+"""Typed AST -> kernel IR, by partial evaluation (a staged interpreter).
+
+Consumes the declarations of a checked program (prelude first), the name of
+an entry point and the concrete types of its arguments; produces a
+`kir.KProgram`.  The program is run at compile time over symbolic values:
+
+* `SScalar`: a kernel-IR expression;
+* `SPull`: a length expression and an index function (Python closure), so
+  `generate`, `mapPull`, `zipWith`, `halve`... fuse into index arithmetic;
+* `SPush`: a level, a length and an iteration scheme: given a context and a
+  writer it emits the loops that write every element (Obsidian style);
+* `SPair`, `SFun`, `SLevelFun`: compile-time only, they vanish.
+
+Only `force`, `while` and the final result allocate memory.  Code is emitted
+into a `Ctx`, which knows the level of the hardware unit that runs it
+(thread 0, warp 1, block 2, grid 3).  A grid-level `force` ends the current
+kernel.  What this pass does not do: optimise (passes on the IR may), or
+support a data-dependent `while` at grid or warp level (a clear CompileError).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from fcl.codegen import kir as K
+from fcl.errors import CompileError, CompilerBug, FCLError, Span
+from fcl.syntax import ast as A
+from fcl.types import types as T
+
+THREAD, WARP, BLOCK, GRID = 0, 1, 2, 3
+LEVEL_NAMES = K.LEVELS
+PRIVATE_MAX = 64          # thread-level forces up to this many elements live in registers
+UNROLL_MAX = 16           # constant foldl/while trip counts up to this are unrolled
+WHILE_UNROLL_MAX = 64     # a while whose condition is known at compile time unrolls this far
+
+
+# ---------------------------------------------------------------- symbolic values
+
+class SVal:
+    pass
+
+
+@dataclass
+class SScalar(SVal):
+    e: K.Expr
+
+
+@dataclass
+class SPair(SVal):
+    a: SVal
+    b: SVal
+
+
+@dataclass
+class SPull(SVal):
+    n: K.Expr
+    at: Callable          # (ctx, index expr) -> SVal
+
+
+@dataclass
+class SPush(SVal):
+    level: int
+    n: K.Expr
+    run: Callable         # (ctx, writer) -> None;  writer: (ctx, index expr, SScalar) -> None
+    span: Span | None = None
+
+
+@dataclass
+class SFun(SVal):
+    f: Callable           # (ctx, SVal) -> SVal
+    name: str = ""
+
+
+@dataclass
+class SLevelFun(SVal):
+    f: Callable           # (ctx, int level) -> SVal
+
+
+@dataclass
+class SLevel(SVal):
+    level: int
+
+
+# ---------------------------------------------------------------- building kernels
+
+@dataclass
+class BufRec:
+    """A buffer being built; its element type is learned from the first store."""
+    name: str
+    space: str
+    size: K.Expr
+    origin: str
+    span: Span | None
+    role: str
+    per: str = ""
+    ty: str = ""
+
+
+class Builder:
+    """Fresh names, buffers and the kernels of one entry point."""
+
+    def __init__(self, hw: dict[str, int], dry: bool = False):
+        self.hw = hw
+        self.dry = dry
+        self.counter = 0
+        self.globals: list[BufRec] = []
+        self.kernels: list[tuple[list, list, list]] = []   # (stmts, locals, privates)
+        self.top: list = []
+        self.locals: list[BufRec] = []
+        self.privates: list[BufRec] = []
+        self.span: Span | None = None
+        self.bufs: dict[str, BufRec] = {}
+
+    def fresh(self, prefix: str) -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def buffer(self, space: str, size: K.Expr, origin: str, role: str, per: str = "", prefix: str = "") -> BufRec:
+        rec = BufRec(self.fresh(prefix or {"global": "g", "local": "l", "private": "p"}[space]),
+                     space, size, origin, self.span, role, per)
+        self.bufs[rec.name] = rec
+        if not self.dry:
+            {"global": self.globals, "local": self.locals, "private": self.privates}[space].append(rec)
+        return rec
+
+    def split_kernel(self):
+        """End the current kernel here (a grid-level force needs a kernel boundary)."""
+        if self.dry:
+            return
+        self.kernels.append((self.top, self.locals, self.privates))
+        self.top, self.locals, self.privates = [], [], []
+
+    def finish(self):
+        if self.top or not self.kernels:
+            self.split_kernel()
+
+
+class Ctx:
+    """Where code is emitted, and the level of the unit that runs it."""
+
+    def __init__(self, b: Builder, level: int, stmts: list | None, top: bool = False):
+        self.b = b
+        self.level = level
+        self._stmts = stmts
+        self.top = top
+
+    @property
+    def stmts(self) -> list:
+        return self.b.top if self.top else self._stmts
+
+    def emit(self, s: K.Stmt):
+        self.stmts.append(s)
+
+    def sub(self, level: int | None = None) -> "Ctx":
+        """A nested context (loop or branch body) with its own statement list."""
+        return Ctx(self.b, self.level if level is None else level, [])
+
+    def bind(self, e: K.Expr, prefix: str = "t") -> K.Expr:
+        """Name a non-trivial expression once (never at a kernel's top level)."""
+        if self.top or isinstance(e, (K.Const, K.Var, K.HwId)):
+            return e
+        name = self.b.fresh(prefix)
+        self.emit(K.Let(name, e))
+        return K.Var(e.ty, name)
+
+    def error(self, message: str, notes=None) -> CompileError:
+        return CompileError(message, self.b.span, notes)
+
+
+def origin_of(span: Span | None, what: str) -> str:
+    if span is None:
+        return what
+    return f"{what} at {span.source.name}:{span.line}"
+
+
+# ---------------------------------------------------------------- the interpreter
+
+class Lowerer:
+    """Runs declarations over symbolic values."""
+
+    def __init__(self, decls, hw: dict[str, int]):
+        self.decls = {}
+        for d in decls:
+            if isinstance(d, A.Val):
+                self.decls[d.name] = d
+        self.hw = hw
+        self.prims = primitives(self)
+
+    # -- expressions
+
+    def ev(self, ctx: Ctx, env: dict, e: A.Expr) -> SVal:
+        method = getattr(self, "ev_" + type(e).__name__)
+        return method(ctx, env, e)
+
+    def ev_IntLit(self, ctx, env, e):
+        return SScalar(K.cint(e.value))
+
+    def ev_FloatLit(self, ctx, env, e):
+        return SScalar(K.Const("float", e.value))
+
+    def ev_DoubleLit(self, ctx, env, e):
+        return SScalar(K.Const("double", e.value))
+
+    def ev_BoolLit(self, ctx, env, e):
+        return SScalar(K.Const("bool", bool(e.value)))
+
+    def ev_HwParam(self, ctx, env, e):
+        return SScalar(K.cint(self.hw[e.name]))
+
+    def ev_Var(self, ctx, env, e):
+        if e.name in env:
+            return env[e.name]
+        return self.global_value(ctx, e.name, e.span)
+
+    def global_value(self, ctx, name, span):
+        if name in self.decls:
+            d = self.decls[name]
+            return self.ev(ctx, {}, d.value)
+        if name in self.prims:
+            return self.prims[name]
+        raise CompileError(f"unbound name `{name}` during compilation", span)
+
+    def ev_Lam(self, ctx, env, e):
+        def f(c, v, env=env, e=e):
+            return self.ev(c, {**env, e.param: v}, e.body)
+        return SFun(f, e.param)
+
+    def ev_LevelLam(self, ctx, env, e):
+        def f(c, lvl, env=env, e=e):
+            return self.ev(c, {**env, e.lvar: SLevel(lvl)}, e.body)
+        return SLevelFun(f)
+
+    def ev_App(self, ctx, env, e):
+        fn = self.ev(ctx, env, e.fn)
+        arg = self.ev(ctx, env, e.arg)
+        return self.apply_at(ctx, fn, arg, e.span)
+
+    def apply_at(self, ctx, fn, arg, span):
+        saved = ctx.b.span
+        ctx.b.span = span
+        try:
+            return apply(ctx, fn, arg)
+        finally:
+            ctx.b.span = saved
+
+    def ev_LevelApp(self, ctx, env, e):
+        fn = self.ev(ctx, env, e.fn)
+        if not isinstance(fn, SLevelFun):
+            raise CompilerBug("level application of a value that is not level-abstracted")
+        saved = ctx.b.span
+        ctx.b.span = e.span
+        try:
+            return fn.f(ctx, self.level(env, e.level))
+        finally:
+            ctx.b.span = saved
+
+    def level(self, env, lv: A.LevelAst) -> int:
+        if isinstance(lv, A.LNamed):
+            return T.level_depth(T.LEVEL_NAMES[lv.name])
+        if isinstance(lv, A.LSucc):
+            return self.level(env, lv.inner) + 1
+        value = env.get(lv.name)
+        if not isinstance(value, SLevel):
+            raise CompilerBug(f"level variable {lv.name} unbound at compile time")
+        return value.level
+
+    def ev_Let(self, ctx, env, e):
+        value = self.ev(ctx, env, e.value)
+        if isinstance(value, SScalar):
+            value = SScalar(ctx.bind(value.e))
+        return self.ev(ctx, {**env, e.name: value}, e.body)
+
+    def ev_If(self, ctx, env, e):
+        cond = self.ev(ctx, env, e.cond)
+        c = cond.e
+        if isinstance(c, K.Const):
+            return self.ev(ctx, env, e.then if c.value else e.else_)
+        return branch(ctx, c, lambda sc: self.ev(sc, env, e.then), lambda sc: self.ev(sc, env, e.else_))
+
+    def ev_Pair(self, ctx, env, e):
+        return SPair(self.ev(ctx, env, e.fst), self.ev(ctx, env, e.snd))
+
+    def ev_ArrayLit(self, ctx, env, e):
+        elems = [self.ev(ctx, env, x) for x in e.elems]
+        return literal_array(elems)
+
+    def ev_UnOp(self, ctx, env, e):
+        v = self.ev(ctx, env, e.operand).e
+        if e.op == "not":
+            return SScalar(K.unop("not", v))
+        if isinstance(v, K.Const) and v.ty in ("float", "double"):
+            return SScalar(K.Const(v.ty, -v.value))
+        return SScalar(K.unop("neg", v))
+
+    def ev_BinOp(self, ctx, env, e):
+        if e.op == "|>":
+            arg = self.ev(ctx, env, e.left)
+            return self.apply_at(ctx, self.ev(ctx, env, e.right), arg, e.span)
+        if e.op == ".":
+            f, g = self.ev(ctx, env, e.left), self.ev(ctx, env, e.right)
+            return SFun(lambda c, x: apply(c, f, apply(c, g, x)), "compose")
+        a = self.ev(ctx, env, e.left).e
+        b = self.ev(ctx, env, e.right).e
+        return SScalar(K.binop(BINOPS[e.op], a, b))
+
+
+BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "div": "div", "%": "mod", "mod": "mod",
+          "<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne", "&&": "and",
+          "||": "or", "&": "band", "|": "bor", "^": "bxor", "<<": "shl", ">>": "shr"}
+
+
+def apply(ctx: Ctx, fn: SVal, arg: SVal) -> SVal:
+    if not isinstance(fn, SFun):
+        raise CompilerBug(f"application of a non-function {type(fn).__name__}")
+    return fn.f(ctx, arg)
+
+
+def apply2(ctx, fn, a, b):
+    return apply(ctx, apply(ctx, fn, a), b)
+
+
+def literal_array(elems: list[SVal]) -> SPull:
+    def at(ctx, i, elems=elems):
+        if isinstance(i, K.Const):
+            if 0 <= i.value < len(elems):
+                return elems[i.value]
+            raise ctx.error(f"index {i.value} out of range for an array literal of length {len(elems)}")
+        result = elems[-1]
+        for k in range(len(elems) - 2, -1, -1):
+            result = merge_pure(K.binop("eq", i, K.cint(k)), elems[k], result)
+        return result
+    return SPull(K.cint(len(elems)), at)
+
+
+# ---------------------------------------------------------------- conditionals
+
+def merge_pure(c: K.Expr, a: SVal, b: SVal) -> SVal:
+    """`if c then a else b` for values whose computation emitted no statements."""
+    if isinstance(a, SScalar) and isinstance(b, SScalar):
+        return SScalar(K.select(c, a.e, b.e))
+    if isinstance(a, SPair) and isinstance(b, SPair):
+        return SPair(merge_pure(c, a.a, b.a), merge_pure(c, a.b, b.b))
+    if isinstance(a, SPull) and isinstance(b, SPull):
+        return SPull(K.select(c, a.n, b.n),
+                     lambda ctx, i: branch(ctx, c, lambda sc: a.at(sc, i), lambda sc: b.at(sc, i)))
+    if isinstance(a, SPush) and isinstance(b, SPush):
+        def run(ctx, w):
+            ta, tb = ctx.sub(), ctx.sub()
+            a.run(ta, w)
+            b.run(tb, w)
+            ctx.emit(K.If(c, tuple(ta.stmts), tuple(tb.stmts)))
+        return SPush(max(a.level, b.level), K.select(c, a.n, b.n), run, a.span)
+    if isinstance(a, SFun) and isinstance(b, SFun):
+        return SFun(lambda ctx, x: branch(ctx, c, lambda sc: apply(sc, a, x), lambda sc: apply(sc, b, x)))
+    if isinstance(a, SLevelFun) and isinstance(b, SLevelFun):
+        return SLevelFun(lambda ctx, l: branch(ctx, c, lambda sc: a.f(sc, l), lambda sc: b.f(sc, l)))
+    raise CompilerBug(f"branches of different shapes: {type(a).__name__} and {type(b).__name__}")
+
+
+def branch(ctx: Ctx, c: K.Expr, then: Callable, else_: Callable) -> SVal:
+    """Evaluate both branches in their own statement lists and join the results."""
+    if isinstance(c, K.Const):
+        return then(ctx) if c.value else else_(ctx)
+    ta, tb = ctx.sub(), ctx.sub()
+    a, b = then(ta), else_(tb)
+    if not ta.stmts and not tb.stmts:
+        return merge_pure(c, a, b)
+    if isinstance(a, SScalar) and isinstance(b, SScalar) and not ctx.top:
+        var = ctx.b.fresh("r")
+        ctx.emit(K.DeclVar(var, K.Const(a.e.ty, _zero(a.e.ty))))
+        ctx.emit(K.If(c, tuple(ta.stmts) + (K.Assign(var, a.e),), tuple(tb.stmts) + (K.Assign(var, b.e),)))
+        return SScalar(K.Var(a.e.ty, var))
+    ctx.emit(K.If(c, tuple(ta.stmts), tuple(tb.stmts)))
+    return merge_pure(c, a, b)
+
+
+def _zero(ty: str):
+    return {"int": 0, "float": 0.0, "double": 0.0, "bool": False}[ty]
+
+
+# ---------------------------------------------------------------- iteration schemes
+
+def check_level(ctx: Ctx, level: int, what: str):
+    if ctx.level < level:
+        raise ctx.error(
+            f"cannot {what} a {LEVEL_NAMES[level]}-level array here: this code runs in one "
+            f"{LEVEL_NAMES[ctx.level]}",
+            [f"a {LEVEL_NAMES[level]}-level computation must be started from code that a whole "
+             f"{LEVEL_NAMES[level]} (or a larger unit) runs; move it out of the per-element function"])
+
+
+def push_scheme(level: int, arr: SPull, span) -> SPush:
+    """`push <level> arr`: elements shared out over the work-items of one unit of `level`."""
+    def run(ctx: Ctx, w):
+        check_level(ctx, level, "compute")
+        body = ctx.sub(THREAD)
+        var = ctx.b.fresh("i")
+        i = K.Var("int", var)
+        w(body, i, as_scalar(ctx, arr.at(body, i)))
+        ctx.emit(K.ParFor(LEVEL_NAMES[level], var, arr.n, tuple(body.stmts)))
+    return SPush(level, arr.n, run, span)
+
+
+def as_scalar(ctx, v: SVal) -> SScalar:
+    if not isinstance(v, SScalar):
+        raise ctx.error("push arrays hold scalars only")
+    return v
+
+
+def parts_scheme(level: int, n: K.Expr, parts: SPull, place: Callable, span) -> SPush:
+    """`concat`/`interleave` at `level`: part p goes to the p-th sub-unit, element j
+    of it to position place(ctx, p, j)."""
+    def run(ctx: Ctx, w):
+        check_level(ctx, level, "compute")
+        var, active = ctx.b.fresh("part"), ctx.b.fresh("active")
+        p = K.Var("int", var)
+        body = ctx.sub(level - 1)
+        part = parts.at(body, p)
+        if not isinstance(part, SPush) or part.level != level - 1:
+            raise CompilerBug("concat of parts at the wrong level")
+
+        def inner(c, j, v):
+            guarded = c.sub()
+            w(guarded, place(guarded, p, j), v)
+            c.emit(K.If(K.Var("bool", active), tuple(guarded.stmts)))
+        part.run(body, inner)
+        ctx.emit(K.PartFor(LEVEL_NAMES[level], var, parts.n, tuple(body.stmts), active))
+    return SPush(level, K.mul(n, parts.n), run, span)
+
+
+def level_of_parts(ctx: Ctx, parts: SPull) -> int:
+    """The level of the push arrays in `parts`, found by a dry run of part 0."""
+    probe = Ctx(Builder(ctx.b.hw, dry=True), GRID, [])
+    probe.b.counter = ctx.b.counter + 100000
+    probe.b.span = ctx.b.span
+    part = parts.at(probe, K.Var("int", "probe_part"))
+    if not isinstance(part, SPush):
+        raise CompilerBug("concat of something that is not an array of push arrays")
+    return part.level
+
+
+# ---------------------------------------------------------------- memory: force and while
+
+def placement(ctx: Ctx, level: int, n: K.Expr, what: str, role: str):
+    """Allocate memory for a `level`-level array of n elements: (buffer, base offset expr)."""
+    b = ctx.b
+    origin = origin_of(b.span, what)
+    if level == GRID:
+        return b.buffer("global", n, origin, role), K.cint(0)
+    if level == BLOCK:
+        return b.buffer("local", n, origin, role), K.cint(0)
+    if level == WARP:
+        rec = b.buffer("local", n, origin, role, per="warp")
+        return rec, K.mul(K.HwId("int", "wid"), n)
+    if isinstance(n, K.Const) and n.value <= PRIVATE_MAX:
+        return b.buffer("private", n, origin, role), K.cint(0)
+    rec = b.buffer("local", n, origin, role, per="thread")
+    return rec, K.mul(K.HwId("int", "lid"), n)
+
+
+def store_writer(rec: BufRec, base: K.Expr):
+    def w(ctx, i, v: SScalar):
+        if rec.ty and rec.ty != v.e.ty:
+            raise CompilerBug(f"buffer {rec.name} written with {v.e.ty} and {rec.ty}")
+        rec.ty = v.e.ty
+        ctx.emit(K.Store(rec.name, K.add(base, i), v.e))
+    return w
+
+
+def reader(rec_name: str, base: K.Expr, n: K.Expr, ty_of: Callable) -> SPull:
+    return SPull(n, lambda ctx, i: SScalar(K.Load(ty_of(), rec_name, K.add(base, i))))
+
+
+def sync(ctx: Ctx, level: int, why: str):
+    if level >= WARP and level <= BLOCK:
+        ctx.emit(K.Barrier(why))
+
+
+def force(ctx: Ctx, arr: SPush) -> SPull:
+    """Materialise a push array where its level says (registers, local, global)."""
+    check_level(ctx, arr.level, "force")
+    if arr.level == GRID and not ctx.top:
+        raise ctx.error("a grid-level array can only be forced at the top level of a kernel, "
+                        "not inside a part of a concat or inside per-element work")
+    rec, base = placement(ctx, arr.level, arr.n, "force", "force")
+    arr.run(ctx, store_writer(rec, base))
+    if arr.level == GRID:
+        ctx.b.split_kernel()
+    sync(ctx, arr.level, rec.origin)
+    return reader(rec.name, base, arr.n, lambda: rec.ty or "int")
+
+
+def while_loop(lw: Lowerer, ctx: Ctx, cond: SVal, step: SVal, init: SPush) -> SPull:
+    """`while cond step init`: force init, then step between two buffers while cond holds."""
+    level = init.level
+    check_level(ctx, level, "loop over")
+    if level == GRID and not ctx.top:
+        raise ctx.error("a grid-level while can only run at the top level of a kernel")
+    bufs = [placement(ctx, level, init.n, "while", "while") for _ in range(2)]
+    (ra, base), (rb, _) = bufs
+    init.run(ctx, store_writer(ra, base))
+    _boundary(ctx, level, ra.origin)
+    cur, other, n = ra, rb, init.n
+    for _ in range(WHILE_UNROLL_MAX):
+        arr = reader(cur.name, base, n, lambda cur=cur: cur.ty or "int")
+        probe = ctx.sub()
+        c = as_scalar(ctx, apply(probe, cond, arr)).e
+        if not isinstance(c, K.Const):
+            return _dynamic_while(ctx, cond, step, (cur, other), base, n, level)
+        if not c.value:
+            return arr
+        nxt = apply(ctx, step, arr)
+        _check_step(ctx, nxt, level, init.n)
+        if cur.ty:
+            other.ty = cur.ty
+        nxt.run(ctx, store_writer(other, base))
+        _boundary(ctx, level, other.origin)
+        cur, other, n = other, cur, nxt.n
+    return _dynamic_while(ctx, cond, step, (cur, other), base, n, level)
+
+
+def _boundary(ctx, level, why):
+    if level == GRID:
+        ctx.b.split_kernel()
+    sync(ctx, level, why)
+
+
+def _check_step(ctx, nxt, level, size):
+    if not isinstance(nxt, SPush) or nxt.level != level:
+        raise CompilerBug("while step of the wrong level")
+    if isinstance(nxt.n, K.Const) and isinstance(size, K.Const) and nxt.n.value > size.value:
+        raise ctx.error(f"the step of this while makes the array grow from {size.value} to "
+                        f"{nxt.n.value} elements; arrays never grow in while")
+
+
+def _dynamic_while(ctx, cond, step, bufs, base, n, level) -> SPull:
+    if level in (GRID, WARP):
+        raise ctx.error(f"a while at {LEVEL_NAMES[level]} level whose condition depends on run-time "
+                        f"values is not supported by the code generator yet",
+                        ["sizes known at compile time give an unrolled loop; use block or thread level"])
+    cur, other = bufs
+    ty = cur.ty or other.ty or "int"
+    cur.ty = other.ty = ty
+    b = ctx.b
+    length, pc, po = b.fresh("len"), b.fresh("cur"), b.fresh("nxt")
+    space = cur.space
+    ctx.emit(K.DeclVar(length, n))
+    ctx.emit(K.DeclPtr(pc, space, ty, cur.name))
+    ctx.emit(K.DeclPtr(po, space, ty, other.name))
+    arr = reader(pc, base, K.Var("int", length), lambda: ty)
+    head = ctx.sub()
+    c = as_scalar(ctx, apply(head, cond, arr)).e
+    body = ctx.sub()
+    nxt = apply(body, step, arr)
+    _check_step(ctx, nxt, level, K.Var("int", length))
+    new_len = body.bind(nxt.n, "newlen")
+    ptr = BufRec(po, space, n, cur.origin, None, "while", ty=ty)
+    nxt.run(body, store_writer(ptr, base))
+    sync(body, level, cur.origin)
+    body.emit(K.Assign(length, new_len))
+    body.emit(K.SwapPtr(pc, po))
+    ctx.emit(K.Loop(tuple(head.stmts), c, tuple(body.stmts)))
+    return reader(pc, base, K.Var("int", length), lambda: ty)
+
+
+def foldl(ctx: Ctx, f: SVal, acc: SVal, arr: SPull) -> SVal:
+    """Sequential loop in one work-item; the accumulator lives in registers."""
+    n = arr.n
+    if isinstance(n, K.Const) and n.value <= UNROLL_MAX:
+        for k in range(n.value):
+            acc = apply2(ctx, f, acc, arr.at(ctx, K.cint(k)))
+        return acc
+    leaves = scalar_leaves(ctx, acc)
+    names = [ctx.b.fresh("acc") for _ in leaves]
+    for name, leaf in zip(names, leaves):
+        ctx.emit(K.DeclVar(name, leaf.e))
+    state = rebuild(acc, iter(SScalar(K.Var(l.e.ty, nm)) for nm, l in zip(names, leaves)))
+    body = ctx.sub()
+    var = ctx.b.fresh("k")
+    new = apply2(body, f, state, arr.at(body, K.Var("int", var)))
+    temps = [body.bind(x.e, "nacc") for x in scalar_leaves(ctx, new)]
+    for name, t in zip(names, temps):
+        body.emit(K.Assign(name, t))
+    ctx.emit(K.SeqFor(var, n, tuple(body.stmts)))
+    return state
+
+
+def scalar_leaves(ctx, v: SVal) -> list[SScalar]:
+    if isinstance(v, SScalar):
+        return [v]
+    if isinstance(v, SPair):
+        return scalar_leaves(ctx, v.a) + scalar_leaves(ctx, v.b)
+    raise ctx.error("the accumulator of a foldl with a loop must be scalars or pairs of scalars")
+
+
+def rebuild(shape: SVal, leaves) -> SVal:
+    if isinstance(shape, SScalar):
+        return next(leaves)
+    return SPair(rebuild(shape.a, leaves), rebuild(shape.b, leaves))
+
+
+# ---------------------------------------------------------------- primitives
+
+def curried(arity: int, fn: Callable, name: str) -> SVal:
+    def make(args):
+        if len(args) == arity:
+            return None
+        return SFun(lambda ctx, x: step(ctx, args + [x]), name)
+
+    def step(ctx, args):
+        if len(args) == arity:
+            return fn(ctx, *args)
+        return make(args)
+    return make([])
+
+
+def primitives(lw: Lowerer) -> dict[str, SVal]:
+    def span(ctx):
+        return ctx.b.span
+
+    def generate(ctx, n, f):
+        return SPull(n.e, lambda c, i: apply(c, f, SScalar(i)))
+
+    def index(ctx, arr, i):
+        return arr.at(ctx, i.e)
+
+    def map_pull(ctx, f, arr):
+        return SPull(arr.n, lambda c, i: apply(c, f, arr.at(c, i)))
+
+    def map_push(ctx, f, arr):
+        return SPush(arr.level, arr.n,
+                     lambda c, w: arr.run(c, lambda c2, i, v: w(c2, i, as_scalar(c2, apply(c2, f, v)))),
+                     arr.span)
+
+    def push(ctx, level):
+        return SFun(lambda c, arr: push_scheme(level, arr, span(c)), "push")
+
+    def concat(ctx, n, parts):
+        level = level_of_parts(ctx, parts) + 1
+        if level > GRID:
+            raise ctx.error("concat would need a level above grid")
+        return parts_scheme(level, n.e, parts, lambda c, p, j: K.add(K.mul(p, n.e), j), span(ctx))
+
+    def interleave(ctx, n, f, parts):
+        level = level_of_parts(ctx, parts) + 1
+        if level > GRID:
+            raise ctx.error("interleave would need a level above grid")
+
+        def place(c, p, j):
+            return as_scalar(c, apply(c, f, SPair(SScalar(p), SScalar(j)))).e
+        return parts_scheme(level, n.e, parts, place, span(ctx))
+
+    def while_(ctx, cond, step, init):
+        return while_loop(lw, ctx, cond, step, init)
+
+    prims = {
+        "generate": curried(2, generate, "generate"),
+        "lengthPull": curried(1, lambda c, a: SScalar(a.n), "lengthPull"),
+        "lengthPush": curried(1, lambda c, a: SScalar(a.n), "lengthPush"),
+        "index": curried(2, index, "index"),
+        "mapPull": curried(2, map_pull, "mapPull"),
+        "mapPush": curried(2, map_push, "mapPush"),
+        "push": SLevelFun(push),
+        "force": curried(1, force, "force"),
+        "concat": curried(2, concat, "concat"),
+        "interleave": curried(3, interleave, "interleave"),
+        "while": curried(3, while_, "while"),
+        "foldl": curried(3, foldl, "foldl"),
+        "fst": curried(1, lambda c, p: p.a, "fst"),
+        "snd": curried(1, lambda c, p: p.b, "snd"),
+    }
+    conversions = {"i2d": "double", "d2i": "int", "i2f": "float", "f2i": "int",
+                   "f2d": "double", "d2f": "float", "b2i": "int"}
+    for name, ty in conversions.items():
+        prims[name] = curried(1, lambda c, x, name=name, ty=ty: SScalar(K.call(name, (x.e,), ty)), name)
+    for name in ("sqrt", "exp", "log", "sin", "cos", "floor", "abs"):
+        prims[name] = curried(1, lambda c, x, name=name: SScalar(K.call(name, (x.e,), x.e.ty)), name)
+    for name in ("min", "max"):
+        prims[name] = curried(2, lambda c, x, y, name=name: SScalar(K.call(name, (x.e, y.e), x.e.ty)), name)
+    return prims
+
+
+# ---------------------------------------------------------------- entry points
+
+SCALAR_TYPES = {"int", "float", "double", "bool"}
+
+
+def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], entry_span=None) -> K.KProgram:
+    """Compile declaration `name`, applied to arguments of `arg_types`, to a KProgram."""
+    lw = Lowerer(decls, hw)
+    b = Builder(hw)
+    b.span = entry_span
+    ctx = Ctx(b, GRID, None, top=True)
+    params, inputs, layout = [], [], []
+    args = [entry_arg(b, t, k, params, inputs, layout) for k, t in enumerate(arg_types)]
+    value = lw.global_value(ctx, name, entry_span)
+    for a in args:
+        value = apply(ctx, value, a)
+    output = emit_result(ctx, value, name, {p.name for p in params})
+    b.finish()
+    return assemble(b, name, params, inputs, layout, output, hw)
+
+
+def entry_arg(b: Builder, t: T.Type, k: int, params, inputs, layout) -> SVal:
+    if isinstance(t, T.TCon):
+        pname = f"arg{k}"
+        params.append(K.Param(pname, t.name))
+        layout.append(("scalar", pname, t.name))
+        return SScalar(K.Var(t.name, pname))
+    if isinstance(t, T.TPullT) and isinstance(t.elem, T.TCon):
+        rec = b.buffer("global", K.Var("int", f"n{k}"), f"argument {k + 1}", "input", prefix=f"in{k}_")
+        rec.ty = t.elem.name
+        params.append(K.Param(f"n{k}", "int"))
+        inputs.append((rec.name, f"n{k}"))
+        layout.append(("array", rec.name, f"n{k}", t.elem.name))
+        return reader(rec.name, K.cint(0), K.Var("int", f"n{k}"), lambda: t.elem.name)
+    if isinstance(t, T.TPairT):
+        raise CompileError(f"argument {k + 1}: pairs cannot be passed to a kernel yet; pass the "
+                           f"components as separate arguments", b.span)
+    raise CompileError(f"argument {k + 1} has type {t} which a kernel cannot take "
+                       f"(scalars and one-dimensional arrays of scalars only)", b.span)
+
+
+def emit_result(ctx: Ctx, value: SVal, name: str, params: set) -> K.OutputSpec:
+    b = ctx.b
+    if isinstance(value, SPull):
+        value = push_scheme(GRID, value, b.span)
+    if isinstance(value, SPush):
+        check_host_size(b, value.n, name, params)
+        rec = b.buffer("global", value.n, f"result of {name}", "output", prefix="out")
+        w = store_writer(rec, K.cint(0))
+        single = value.level < GRID
+        if value.level < BLOCK:
+            guard = K.binop("eq", K.HwId("int", "wid" if value.level == WARP else "lid"), K.cint(0))
+            inner = w
+
+            def w(c, i, v):
+                g = c.sub()
+                inner(g, i, v)
+                c.emit(K.If(guard, tuple(g.stmts)))
+        value.run(ctx, w)
+        return K.OutputSpec("array", rec.name, rec.ty or "int", value.n, single)
+    if isinstance(value, SScalar):
+        rec = b.buffer("global", K.cint(1), f"result of {name}", "output", prefix="out")
+        rec.ty = value.e.ty
+        ctx.emit(K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)),
+                      (K.Store(rec.name, K.cint(0), value.e),)))
+        return K.OutputSpec("scalar", rec.name, rec.ty, K.cint(1), True)
+    raise CompileError(f"`{name}` returns a {describe(value)}, which a kernel cannot return; "
+                       f"return a push array, a pull array of scalars or a scalar", b.span)
+
+
+def describe(v: SVal) -> str:
+    return {SPair: "pair", SFun: "function", SLevelFun: "level function"}.get(type(v), type(v).__name__)
+
+
+def check_host_size(b: Builder, n: K.Expr, name: str, params: set):
+    if any(isinstance(x, (K.Load, K.HwId)) for x in K.walk_expr(n)) or not K.free_params(n) <= params:
+        raise CompileError(f"the length of the result of `{name}` depends on values computed on the device (array contents or a while loop); "
+                           f"the host must know it before launching", b.span)
+
+
+def assemble(b: Builder, name, params, inputs, layout, output, hw) -> K.KProgram:
+    kernels = []
+    for k, (stmts, locals_, privates) in enumerate(b.kernels):
+        kernels.append(K.Kernel(
+            name=f"{name}_k{k}" if len(b.kernels) > 1 else name,
+            body=tuple(stmts),
+            globals_=tuple(r.name for r in b.globals),
+            locals_=tuple(frozen(r) for r in locals_),
+            privates=tuple(frozen(r) for r in privates),
+            groups=tuple(grid_groups(stmts, hw["#BlockSize"])),
+            barriers=sum(isinstance(s, K.Barrier) for s in K.walk_stmts(stmts))))
+    check_local_scope(b, kernels)
+    return K.KProgram(entry=name, params=tuple(params), inputs=tuple(inputs), arg_layout=tuple(layout),
+                      buffers=tuple(frozen(r) for r in b.globals), kernels=tuple(kernels), output=output,
+                      block_size=hw["#BlockSize"], warp_size=hw["#WarpSize"], num_groups=hw["#NumGroups"])
+
+
+def frozen(r: BufRec) -> K.Buffer:
+    return K.Buffer(r.name, r.space, r.ty or "int", r.size, r.origin, r.role, r.per)
+
+
+def grid_groups(stmts, block_size: int) -> list[K.Expr]:
+    """Work-groups each top-level grid loop of a kernel can use."""
+    out = []
+    for s in stmts:
+        if isinstance(s, K.ParFor) and s.level == "grid":
+            out.append(K.div(K.add(s.count, K.cint(block_size - 1)), K.cint(block_size)))
+        elif isinstance(s, K.PartFor) and s.level == "grid":
+            out.append(s.count)
+    return out
+
+
+def check_local_scope(b: Builder, kernels):
+    """A local or private buffer must be used only in the kernel that allocated it."""
+    for k in kernels:
+        own = {r.name for r in k.locals_ + k.privates} | set(k.globals_)
+        for used in K.buffers_used(k.body):
+            rec = b.bufs.get(used)
+            if rec is not None and rec.name not in own and rec.space != "global":
+                raise CompileError(
+                    f"the {rec.space} array from the {rec.origin} is used after a grid-level force "
+                    f"(a kernel boundary) and would be lost; force it at grid level instead", rec.span)

@@ -1,0 +1,336 @@
+"""Kernel IR -> OpenCL C source.
+
+Consumes a `kir.KProgram`; produces one OpenCL C translation unit holding
+every kernel of the program.  Target spelling lives in `OpenCLRenderer`'s
+attributes; expressions print with C precedence.  Integer arithmetic wraps
+(through unsigned arithmetic, never signed overflow), division and remainder
+by zero give 0 instead of undefined behaviour (the evaluator reports them),
+shift counts are masked, `FP_CONTRACT` is off, and float min/max follow the
+evaluator's `b < a ? b : a`.  Loops that contain barriers are made uniform
+over the work-group.  Not attempted here: any optimisation beyond printing
+constant trip counts as guards.
+"""
+from __future__ import annotations
+
+from fcl.codegen import kir as K
+from fcl.errors import CompilerBug
+
+PRELUDE = """\
+#pragma OPENCL FP_CONTRACT OFF
+{fp64}
+/* FCL integer semantics: 32-bit wrap-around, truncating division (x/0 = 0 here;
+   the reference evaluator reports it), shift counts masked to 5 bits. */
+static inline int fcl_add(int a, int b) {{ return (int)((uint)a + (uint)b); }}
+static inline int fcl_sub(int a, int b) {{ return (int)((uint)a - (uint)b); }}
+static inline int fcl_mul(int a, int b) {{ return (int)((uint)a * (uint)b); }}
+static inline int fcl_neg(int a) {{ return (int)(0u - (uint)a); }}
+static inline int fcl_div(int a, int b) {{ return b == 0 ? 0 : (b == -1 ? fcl_neg(a) : a / b); }}
+static inline int fcl_mod(int a, int b) {{ return (b == 0 || b == -1) ? 0 : a % b; }}
+static inline int fcl_shl(int a, int b) {{ return (int)((uint)a << (b & 31)); }}
+static inline int fcl_shr(int a, int b) {{ return a >> (b & 31); }}
+static inline int fcl_abs(int a) {{ return a < 0 ? fcl_neg(a) : a; }}
+"""
+
+MINMAX = "static inline {t} fcl_min_{t}({t} a, {t} b) {{ return b < a ? b : a; }}\n" \
+         "static inline {t} fcl_max_{t}({t} a, {t} b) {{ return a < b ? b : a; }}\n"
+
+# C precedence levels (higher binds tighter)
+PREC = {"or": 3, "and": 4, "bor": 5, "bxor": 6, "band": 7, "eq": 8, "ne": 8,
+        "lt": 9, "le": 9, "gt": 9, "ge": 9, "shl": 10, "shr": 10, "add": 11, "sub": 11,
+        "mul": 12, "div": 12, "mod": 12}
+C_OPS = {"or": "||", "and": "&&", "bor": "|", "bxor": "^", "band": "&", "eq": "==", "ne": "!=",
+         "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "shl": "<<", "shr": ">>", "add": "+",
+         "sub": "-", "mul": "*", "div": "/", "mod": "%"}
+INT_HELPERS = {"add": "fcl_add", "sub": "fcl_sub", "mul": "fcl_mul", "div": "fcl_div",
+               "mod": "fcl_mod", "shl": "fcl_shl", "shr": "fcl_shr"}
+CONVERSIONS = {"i2d": "(double)({})", "f2d": "(double)({})", "d2i": "convert_int_sat_rtz({})",
+               "f2i": "convert_int_sat_rtz({})", "i2f": "convert_float_rte({})",
+               "d2f": "convert_float_rte({})", "b2i": "(({}) ? 1 : 0)"}
+STORAGE = {"int": "int", "float": "float", "double": "double", "bool": "uchar"}
+
+
+class OpenCLRenderer:
+    """Target spelling of OpenCL C 1.2."""
+
+    global_kw = "__global"
+    local_kw = "__local"
+    private_kw = "__private"
+    kernel_kw = "__kernel"
+    barrier = "barrier(CLK_LOCAL_MEM_FENCE);"
+    local_id = "get_local_id(0)"
+    group_id = "get_group_id(0)"
+    num_groups = "get_num_groups(0)"
+    global_id = "get_global_id(0)"
+    global_size = "get_global_size(0)"
+
+    def __init__(self, prog: K.KProgram):
+        self.prog = prog
+        self.bs = prog.block_size
+        self.ws = prog.warp_size
+        self.nwarps = max(1, prog.block_size // prog.warp_size)
+        self.buffers = {b.name: b for b in prog.buffers}
+        for k in prog.kernels:
+            for b in k.locals_ + k.privates:
+                self.buffers[b.name] = b
+        self.ptr_types: dict[str, str] = {}
+        self.ptr_spaces: dict[str, str] = {}
+
+    # ------------------------------------------------------------ program
+
+    def render(self) -> str:
+        parts = [self.prelude()]
+        for k in self.prog.kernels:
+            parts.append(self.kernel(k))
+        return "\n".join(parts)
+
+    def prelude(self) -> str:
+        text = self.source_text_all()
+        fp64 = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable" if "double" in text else ""
+        out = PRELUDE.format(fp64=fp64)
+        for t in ("int", "float", "double"):
+            if f"fcl_min_{t}" in text or f"fcl_max_{t}" in text:
+                out += MINMAX.format(t=t)
+        return out
+
+    def source_text_all(self) -> str:
+        # Render bodies first (cheaply) to learn which helpers are needed.
+        if not hasattr(self, "_bodies"):
+            self._bodies = {k.name: self.kernel_body(k) for k in self.prog.kernels}
+        types = {b.ty for b in self.buffers.values()} | {p.ty for p in self.prog.params}
+        return "\n".join(self._bodies.values()) + " ".join(types)
+
+    def kernel(self, k: K.Kernel) -> str:
+        params = self.kernel_params(k)
+        body = self._bodies[k.name]
+        head = f"{self.kernel_kw} void {k.name}(\n    " + ",\n    ".join(params) + ")\n{\n"
+        return head + body + "}\n"
+
+    def kernel_params(self, k: K.Kernel) -> list[str]:
+        out = []
+        written = {s.buf for s in K.walk_stmts(k.body) if isinstance(s, K.Store)}
+        for b in self.prog.buffers:
+            qual = "const " if b.role == "input" else ""
+            restrict = " restrict" if b.role == "input" or b.name not in written else ""
+            out.append(f"{self.global_kw} {qual}{STORAGE[b.ty]}*{restrict} {b.name}  /* {self.describe(b)} */")
+        for p in self.prog.params:
+            out.append(f"const {'int' if p.ty == 'bool' else p.ty} {p.name}")
+        for b in k.locals_:
+            if not self.static_size(b):
+                out.append(f"{self.local_kw} {STORAGE[b.ty]}* {b.name}  /* {self.describe(b)}; size set by the host */")
+        return out
+
+    def describe(self, b: K.Buffer) -> str:
+        per = f" per {b.per}" if b.per else ""
+        return f"{b.origin}: {b.space}, {K.format_expr(b.size)} x {b.ty}{per}"
+
+    def static_size(self, b: K.Buffer) -> int | None:
+        """Elements of a local/private buffer when known at compile time, else None."""
+        if not isinstance(b.size, K.Const):
+            return None
+        mult = {"": 1, "warp": self.nwarps, "thread": self.bs}[b.per]
+        return b.size.value * mult
+
+    def kernel_body(self, k: K.Kernel) -> str:
+        lines = [
+            f"  const int lid = {self.local_id};",
+            f"  const int wid = lid / {self.ws};",
+            f"  const int lane = lid % {self.ws};",
+        ]
+        for b in k.locals_:
+            n = self.static_size(b)
+            if n is not None:
+                lines.append(f"  {self.local_kw} {STORAGE[b.ty]} {b.name}[{max(n, 1)}];  /* {self.describe(b)} */")
+        for b in k.privates:
+            lines.append(f"  {STORAGE[b.ty]} {b.name}[{max(b.size.value, 1)}];  /* {self.describe(b)} */")
+        lines.extend(self.stmts(k.body, 1))
+        return "\n".join(lines) + "\n"
+
+    # ------------------------------------------------------------ statements
+
+    def stmts(self, stmts, depth: int) -> list[str]:
+        out = []
+        for s in stmts:
+            out.extend(self.stmt(s, depth))
+        return out
+
+    def stmt(self, s: K.Stmt, d: int) -> list[str]:
+        pad = "  " * d
+        if isinstance(s, K.Let):
+            return [f"{pad}const {self.ctype(s.expr.ty)} {s.var} = {self.expr(s.expr)};"]
+        if isinstance(s, K.DeclVar):
+            return [f"{pad}{self.ctype(s.init.ty)} {s.var} = {self.expr(s.init)};"]
+        if isinstance(s, K.Assign):
+            return [f"{pad}{s.var} = {self.expr(s.expr)};"]
+        if isinstance(s, K.Store):
+            return [f"{pad}{s.buf}[{self.expr(s.index)}] = {self.store_value(s)};"]
+        if isinstance(s, K.Barrier):
+            why = f"  /* {s.why} */" if s.why else ""
+            return [f"{pad}{self.barrier}{why}"]
+        if isinstance(s, K.Comment):
+            return [f"{pad}/* {s.text} */"]
+        if isinstance(s, K.If):
+            return self.if_(s, d)
+        if isinstance(s, K.SeqFor):
+            return self.loop(f"int {s.var} = 0; {s.var} < {self.expr(s.count)}; {s.var}++", s.body, d)
+        if isinstance(s, K.ParFor):
+            return self.par_for(s, d)
+        if isinstance(s, K.PartFor):
+            return self.part_for(s, d)
+        if isinstance(s, K.Loop):
+            head = self.stmts(s.head, d + 1)
+            body = self.stmts(s.body, d + 1)
+            return [f"{pad}for (;;) {{", *head, f"{pad}  if (!({self.expr(s.cond)})) break;", *body, f"{pad}}}"]
+        if isinstance(s, K.DeclPtr):
+            self.ptr_types[s.var] = s.ty
+            self.ptr_spaces[s.var] = s.space
+            space = self.local_kw if s.space == "local" else self.private_kw
+            return [f"{pad}{space} {STORAGE[s.ty]}* {s.var} = {s.init};"]
+        if isinstance(s, K.SwapPtr):
+            t = STORAGE[self.ptr_types[s.a]]
+            space = self.local_kw if self.ptr_spaces[s.a] == "local" else self.private_kw
+            return [f"{pad}{{ {space} {t}* tmp = {s.a}; {s.a} = {s.b}; {s.b} = tmp; }}"]
+        raise CompilerBug(f"cannot render {type(s).__name__}")
+
+    def store_value(self, s: K.Store) -> str:
+        value = self.expr(s.value)
+        return f"({value}) ? 1 : 0" if s.value.ty == "bool" else value
+
+    def if_(self, s: K.If, d: int) -> list[str]:
+        pad = "  " * d
+        out = [f"{pad}if ({self.expr(s.cond)}) {{", *self.stmts(s.then, d + 1)]
+        if s.else_:
+            out += [f"{pad}}} else {{", *self.stmts(s.else_, d + 1)]
+        return out + [f"{pad}}}"]
+
+    def loop(self, header: str, body, d: int, pre: list[str] = (), post: list[str] = ()) -> list[str]:
+        pad = "  " * d
+        inner = [f"{pad}  {x}" for x in pre] + self.stmts(body, d + 1) + [f"{pad}  {x}" for x in post]
+        return [f"{pad}for ({header}) {{", *inner, f"{pad}}}"]
+
+    def par_for(self, s: K.ParFor, d: int) -> list[str]:
+        pad = "  " * d
+        v, n = s.var, self.expr(s.count)
+        if s.level == "thread":
+            unroll = isinstance(s.count, K.Const) and s.count.value <= 32
+            return ([f"{pad}#pragma unroll"] if unroll else []) + self.loop(f"int {v} = 0; {v} < {n}; {v}++", s.body, d)
+        if s.level == "grid":
+            return self.loop(f"int {v} = {self.global_id}; {v} < {n}; {v} += {self.global_size}", s.body, d)
+        first, width = ("lane", self.ws) if s.level == "warp" else ("lid", self.bs)
+        if isinstance(s.count, K.Const) and s.count.value <= width:
+            guard = "" if s.count.value == width else f"if ({first} < {n}) "
+            return [f"{pad}{guard}{{", f"{pad}  const int {v} = {first};", *self.stmts(s.body, d + 1), f"{pad}}}"]
+        return self.loop(f"int {v} = {first}; {v} < {n}; {v} += {width}", s.body, d)
+
+    def part_for(self, s: K.PartFor, d: int) -> list[str]:
+        v, n, act = s.var, self.expr(s.count), s.active
+        reuse = self.touches_local(s.body) or K.contains_barrier(s.body)
+        post = [self.barrier + "  /* the next part reuses local memory */"] if reuse and s.level != "warp" else []
+        if s.level == "grid":
+            return self.loop(f"int {v} = {self.group_id}; {v} < {n}; {v} += {self.num_groups}", s.body, d,
+                             [f"const bool {act} = true;"], post)
+        if s.level == "warp":
+            if K.contains_barrier(s.body):
+                raise CompilerBug("barrier inside thread-level parts")
+            return self.loop(f"int {v} = lane; {v} < {n}; {v} += {self.ws}", s.body, d,
+                             [f"const bool {act} = true;"])
+        if not K.contains_barrier(s.body):
+            return self.loop(f"int {v} = wid; {v} < {n}; {v} += {self.nwarps}", s.body, d,
+                             [f"const bool {act} = true;"], post)
+        # Barriers inside: every warp runs the same number of iterations; a warp past
+        # the end redoes the last part (reads stay in range) but writes nothing outside.
+        base = v + "_base"
+        pre = [f"const bool {act} = {base} + wid < {n};",
+               f"const int {v} = {act} ? {base} + wid : {n} - 1;"]
+        return self.loop(f"int {base} = 0; {base} < {n}; {base} += {self.nwarps}", s.body, d, pre, post)
+
+    def touches_local(self, body) -> bool:
+        return any(self.buffers.get(name) is not None and self.buffers[name].space == "local"
+                   for name in K.buffers_used(body))
+
+    # ------------------------------------------------------------ expressions
+
+    def ctype(self, ty: str) -> str:
+        return ty
+
+    def expr(self, e: K.Expr, prec: int = 0) -> str:
+        text, p = self._expr(e)
+        return f"({text})" if p < prec else text
+
+    def _expr(self, e: K.Expr) -> tuple[str, int]:
+        atom = 100
+        if isinstance(e, K.Const):
+            return self.const(e), atom
+        if isinstance(e, K.Var):
+            return e.name, atom
+        if isinstance(e, K.HwId):
+            return {"global_id": self.global_id}.get(e.name, e.name), atom
+        if isinstance(e, K.Load):
+            text = f"{e.buf}[{self.expr(e.index)}]"
+            return (f"({text} != 0)", atom) if e.ty == "bool" else (text, atom)
+        if isinstance(e, K.Select):
+            return f"{self.expr(e.cond, 3)} ? {self.expr(e.a, 3)} : {self.expr(e.b, 2)}", 2
+        if isinstance(e, K.Un):
+            if e.op == "not":
+                return f"!{self.expr(e.a, 14)}", 14
+            if e.ty == "int":
+                return f"fcl_neg({self.expr(e.a)})", atom
+            return f"-{self.expr(e.a, 14)}", 14
+        if isinstance(e, K.Call):
+            return self.call(e), atom
+        if isinstance(e, K.Bin):
+            return self.binary(e)
+        raise CompilerBug(f"cannot render expression {type(e).__name__}")
+
+    def binary(self, e: K.Bin) -> tuple[str, int]:
+        if e.a.ty == "int" and e.op in INT_HELPERS:
+            if e.op in ("div", "mod") and isinstance(e.b, K.Const) and e.b.value not in (0, -1):
+                p = PREC[e.op]
+                return f"{self.expr(e.a, p)} {C_OPS[e.op]} {self.expr(e.b, p + 1)}", p
+            return f"{INT_HELPERS[e.op]}({self.expr(e.a)}, {self.expr(e.b)})", 100
+        if e.op in ("eq", "ne") and e.a.ty == "bool":
+            p = PREC[e.op]
+            return f"(bool){self.expr(e.a, 14)} {C_OPS[e.op]} (bool){self.expr(e.b, 14)}", p
+        p = PREC[e.op]
+        return f"{self.expr(e.a, p)} {C_OPS[e.op]} {self.expr(e.b, p + 1)}", p
+
+    def call(self, e: K.Call) -> str:
+        args = [self.expr(a) for a in e.args]
+        if e.fn in CONVERSIONS:
+            return CONVERSIONS[e.fn].format(args[0])
+        if e.fn in ("min", "max"):
+            return f"fcl_{e.fn}_{e.ty}({args[0]}, {args[1]})"
+        if e.fn == "abs":
+            return f"fcl_abs({args[0]})" if e.ty == "int" else f"fabs({args[0]})"
+        return f"{e.fn}({', '.join(args)})"
+
+    def const(self, e: K.Const) -> str:
+        v = e.value
+        if e.ty == "bool":
+            return "true" if v else "false"
+        if e.ty == "int":
+            return "(-2147483647 - 1)" if v == -2147483648 else (f"({v})" if v < 0 else str(v))
+        return float_literal(float(v), e.ty)
+
+
+def float_literal(v: float, ty: str) -> str:
+    import math
+
+    import numpy as np
+    if math.isnan(v):
+        return "NAN" if ty == "float" else "(double)NAN"
+    if math.isinf(v):
+        text = "INFINITY" if ty == "float" else "(double)INFINITY"
+        return text if v > 0 else f"(-{text})"
+    if ty == "float":
+        text = np.format_float_positional(np.float32(v), unique=True, trim="0") if abs(v) < 1e16 and (v == 0 or abs(v) > 1e-6) \
+            else repr(float(np.float32(v)))
+        text = text if any(c in text for c in ".e") else text + ".0"
+        return f"({text}f)" if v < 0 else f"{text}f"
+    text = repr(v)
+    text = text if any(c in text for c in ".e") else text + ".0"
+    return f"({text})" if v < 0 else text
+
+
+def render(prog: K.KProgram) -> str:
+    """The OpenCL C source of every kernel of `prog`."""
+    return OpenCLRenderer(prog).render()

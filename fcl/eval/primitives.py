@@ -1,0 +1,169 @@
+"""The primitives of language.md section 5, as functions of the machine.
+
+Each entry of `PRIMS` is a `Prim`: its parameter kinds ("l" a level, "v" a
+value, in order) and an implementation ``impl(machine, span, *args)``.  The
+span is that of the application that supplied the last argument (or of the
+primitive's name when it is passed around unapplied); errors point there.
+The rules that evaluate (force, delayed concatenation, while) live in
+machine.py; these functions build values and check arguments.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fcl.errors import EvalError
+from fcl.eval import scalars
+from fcl.eval.values import (ConcatDelay, InterleaveDelay, MapPush, Pull, Push, PushOf,
+                             ZipWithPush, describe)
+
+
+@dataclass(frozen=True)
+class Prim:
+    name: str
+    params: str
+    impl: object
+
+
+def _need_int(name: str, what: str, v, span) -> int:
+    if type(v) is not int:
+        raise EvalError(f"{name}: {what} must be an int, got {describe(v)}", span)
+    return v
+
+
+def _need_pull(name: str, v, span) -> Pull:
+    if not isinstance(v, Pull):
+        raise EvalError(f"{name} expects a pull array, got {describe(v)}", span)
+    return v
+
+
+def _need_push(name: str, v, span) -> Push:
+    if not isinstance(v, Push):
+        raise EvalError(f"{name} expects a push array, got {describe(v)}", span)
+    return v
+
+
+def _need_size(name: str, what: str, v, span) -> int:
+    _need_int(name, what, v, span)
+    if v < 0:
+        raise EvalError(f"{name}: {what} must not be negative, got {v}", span)
+    return v
+
+
+# ---------------------------------------------------------------- arrays
+
+def p_generate(m, span, n, f):
+    """generate n f: the pull array [f 0, ..., f (n-1)] (nothing is evaluated yet)."""
+    return Pull(_need_size("generate", "the length", n, span), f)
+
+
+def p_length_pull(m, span, a):
+    return _need_pull("lengthPull", a, span).n
+
+
+def p_length_push(m, span, p):
+    return _need_push("lengthPush", p, span).length
+
+
+def p_index(m, span, a, i):
+    """index a i; out of range is a run-time error naming the index and the length."""
+    _need_pull("index", a, span)
+    _need_int("index", "the index", i, span)
+    if not 0 <= i < a.n:
+        raise EvalError(f"index {i} out of range for an array of length {a.n}", span)
+    return a.get(i)
+
+
+def p_map_pull(m, span, f, a):
+    """mapPull f a (rule 36): fused into the index function."""
+    get = _need_pull("mapPull", a, span).get
+    return Pull(a.n, lambda i: f(get(i)))
+
+
+def p_map_push(m, span, f, p):
+    """mapPush f p (rule 37): applied to each element when p is forced."""
+    return MapPush(f, _need_push("mapPush", p, span))
+
+
+def p_zip_with_push(m, span, f, a, p):
+    """zipWithPush f a p: f a[i] applied to the element written to position i."""
+    return ZipWithPush(f, _need_pull("zipWithPush", a, span), _need_push("zipWithPush", p, span))
+
+
+def p_push(m, span, level, a):
+    return PushOf(level, _need_pull("push", a, span))
+
+
+def p_force(m, span, p):
+    return m.force(_need_push("force", p, span), span)
+
+
+def p_concat(m, span, n, parts):
+    """concat n parts (rule 38): a delayed concatenation."""
+    _need_size("concat", "the part length", n, span)
+    return ConcatDelay(n, _need_pull("concat", parts, span), span)
+
+
+def p_interleave(m, span, n, f, parts):
+    _need_size("interleave", "the part length", n, span)
+    return InterleaveDelay(n, f, _need_pull("interleave", parts, span), span)
+
+
+def p_while(m, span, cond, step, init):
+    return m.run_while(cond, step, _need_push("while", init, span), span)
+
+
+def p_foldl(m, span, f, acc, a):
+    return m.run_foldl(f, acc, _need_pull("foldl", a, span), span)
+
+
+def p_fst(m, span, p):
+    if type(p) is not tuple:
+        raise EvalError(f"fst expects a pair, got {describe(p)}", span)
+    return p[0]
+
+
+def p_snd(m, span, p):
+    if type(p) is not tuple:
+        raise EvalError(f"snd expects a pair, got {describe(p)}", span)
+    return p[1]
+
+
+# ---------------------------------------------------------------- scalar primitives
+
+def _scalar1(name: str, table: dict):
+    def impl(m, span, a):
+        fn = table.get(type(a))
+        if fn is None:
+            raise EvalError(f"{name} is not defined on {describe(a)}", span)
+        return fn(a)
+    return impl
+
+
+def _scalar2(name: str, table: dict):
+    def impl(m, span, a, b):
+        fn = table.get(type(a))
+        if fn is None or type(b) is not type(a):
+            raise EvalError(f"{name} is not defined on {describe(a)} and {describe(b)}", span)
+        return fn(a, b)
+    return impl
+
+
+PRIMS: dict[str, Prim] = {p.name: p for p in [
+    Prim("generate", "vv", p_generate),
+    Prim("lengthPull", "v", p_length_pull),
+    Prim("lengthPush", "v", p_length_push),
+    Prim("index", "vv", p_index),
+    Prim("mapPull", "vv", p_map_pull),
+    Prim("mapPush", "vv", p_map_push),
+    Prim("zipWithPush", "vvv", p_zip_with_push),
+    Prim("push", "lv", p_push),
+    Prim("force", "v", p_force),
+    Prim("concat", "vv", p_concat),
+    Prim("interleave", "vvv", p_interleave),
+    Prim("while", "vvv", p_while),
+    Prim("foldl", "vvv", p_foldl),
+    Prim("fst", "v", p_fst),
+    Prim("snd", "v", p_snd),
+]}
+PRIMS.update({name: Prim(name, "v", _scalar1(name, t)) for name, t in scalars.PRIM1.items()})
+PRIMS.update({name: Prim(name, "vv", _scalar2(name, t)) for name, t in scalars.PRIM2.items()})

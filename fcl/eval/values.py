@@ -1,0 +1,280 @@
+"""Run-time values of the reference evaluator, and conversion from/to Python.
+
+The values of paper section 5.2, in an environment-based representation:
+
+* base values: Python ``int`` (int), ``float`` (double), ``numpy.float32``
+  (float), ``bool``; pairs are Python 2-tuples;
+* pull arrays ``[e1, ..., en]``: `Pull` -- a length and an index function
+  ``get(i)`` that evaluates element ``i`` on demand (never cached, except in
+  a `Buffer`, the result of ``force``, whose ``get`` reads memory and counts
+  the read);
+* push arrays ``[e1, ..., en]<lvl>``: `PushOf` (``push <lvl> a``) and
+  `MapPush` (rule 37, applied element-wise when the array is forced);
+* delayed concatenation ``concatDelay e1 e2``: `ConcatDelay` (rule 38) and
+  its generalisation `InterleaveDelay`; their level is one above their
+  parts' and is learnt when the first part is evaluated (see machine.py);
+* functions: Python callables of one argument; level abstractions:
+  `LevelFn` (a callable of one level, 0 = thread ... 3 = grid).
+
+This module does not evaluate anything; machine.py does.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fcl.errors import ArgumentError, EvalError
+from fcl.eval.cost import GLOBAL
+from fcl.eval.scalars import F32, INT_MAX, INT_MIN
+
+LEVEL_NAMES = ("thread", "warp", "block", "grid")
+
+
+# ---------------------------------------------------------------- pull arrays
+
+class Pull:
+    """A pull array: length `n` and index function `get` (0 <= i < n assumed)."""
+
+    __slots__ = ("n", "get")
+
+    def __init__(self, n: int, get):
+        self.n = n
+        self.get = get
+
+    def describe(self) -> str:
+        return f"pull array of length {self.n}"
+
+
+class Buffer(Pull):
+    """A materialised array: `data` in memory `space`; `get` counts one read.
+
+    Elements that are not scalars (nested arrays, pairs) are descriptors, not
+    memory cells, so reading them is not counted.
+    """
+
+    __slots__ = ("data", "space")
+
+    def __init__(self, data: list, space: str, machine, count_reads: bool = True):
+        self.data = data
+        self.space = space
+        if count_reads:
+            counter = machine.cost.reads[space]
+
+            def get(i, data=data, counter=counter, m=machine):
+                counter[m.ctx] += 1
+                return data[i]
+        else:
+            get = data.__getitem__
+        super().__init__(len(data), get)
+
+    def describe(self) -> str:
+        return f"array of length {self.n} in {self.space} memory"
+
+
+# ---------------------------------------------------------------- push arrays
+
+class Push:
+    """A push array; `level` is 0..3, or None for a delayed concatenation not yet probed."""
+
+    __slots__ = ("level", "length")
+
+
+class PushOf(Push):
+    """``push <level> pull``: element i is ``pull.get(i)``, written to position i."""
+
+    __slots__ = ("pull",)
+
+    def __init__(self, level: int, pull: Pull):
+        self.level = level
+        self.length = pull.n
+        self.pull = pull
+
+
+class MapPush(Push):
+    """``mapPush f inner`` (rule 37): f is applied to each element as it is written."""
+
+    __slots__ = ("f", "inner")
+
+    def __init__(self, f, inner: Push):
+        self.level = inner.level
+        self.length = inner.length
+        self.f = f
+        self.inner = inner
+
+
+class ZipWithPush(Push):
+    """``zipWithPush f a p``: the element written to position i becomes ``f a[i] v``;
+    the length is the shorter one's (writes beyond it are dropped)."""
+
+    __slots__ = ("f", "pull", "inner")
+
+    def __init__(self, f, pull: Pull, inner: Push):
+        self.level = inner.level
+        self.length = min(pull.n, inner.length)
+        self.f = f
+        self.pull = pull
+        self.inner = inner
+
+
+class ConcatDelay(Push):
+    """``concatDelay chunk parts`` (rule 38): part i's element j goes to i*chunk + j.
+
+    `pending` holds part 0 (and the cost accumulator it was evaluated under)
+    between the probe that learns the level and the force that uses it.
+    """
+
+    __slots__ = ("chunk", "parts", "span", "pending")
+
+    def __init__(self, chunk: int, parts: Pull, span):
+        self.level = None
+        self.length = chunk * parts.n
+        self.chunk = chunk
+        self.parts = parts
+        self.span = span
+        self.pending = None
+
+
+class InterleaveDelay(ConcatDelay):
+    """``interleave chunk f parts``: part i's element j goes to ``f (i, j)``."""
+
+    __slots__ = ("f",)
+
+    def __init__(self, chunk: int, f, parts: Pull, span):
+        super().__init__(chunk, parts, span)
+        self.f = f
+
+
+# ---------------------------------------------------------------- functions
+
+class LevelFn:
+    """A level abstraction ``fn <l> => e``: `fn` takes a level number."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+
+def is_function(v) -> bool:
+    return callable(v) or isinstance(v, LevelFn)
+
+
+def describe(v) -> str:
+    """A short phrase naming the kind of a value, for error messages."""
+    if isinstance(v, bool):
+        return "a bool"
+    if isinstance(v, int):
+        return "an int"
+    if isinstance(v, F32):
+        return "a float"
+    if isinstance(v, float):
+        return "a double"
+    if isinstance(v, tuple):
+        return "a pair"
+    if isinstance(v, Pull):
+        return "a pull array"
+    if isinstance(v, Push):
+        return "a push array"
+    if isinstance(v, LevelFn):
+        return "a level abstraction"
+    if callable(v):
+        return "a function"
+    return type(v).__name__
+
+
+# ---------------------------------------------------------------- Python -> FCL
+
+_DTYPE_CONVERT = {
+    np.dtype(np.int32): lambda a: a.tolist(),
+    np.dtype(np.bool_): lambda a: a.tolist(),
+    np.dtype(np.float64): lambda a: a.tolist(),
+    np.dtype(np.float32): lambda a: [F32(x) for x in a],
+}
+
+
+def from_python(v, machine, where: str = "argument"):
+    """Convert a Python/NumPy argument to an evaluator value (arrays live in global memory)."""
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        x = int(v)
+        if not INT_MIN <= x <= INT_MAX:
+            raise ArgumentError(f"{where}: {x} does not fit in a 32-bit int")
+        return x
+    if isinstance(v, np.float32):
+        return F32(v)
+    if isinstance(v, (float, np.floating)):
+        return float(v)
+    if isinstance(v, tuple):
+        if len(v) != 2:
+            raise ArgumentError(f"{where}: a tuple of {len(v)} elements; FCL has pairs only")
+        return (from_python(v[0], machine, where), from_python(v[1], machine, where))
+    if isinstance(v, np.ndarray):
+        return _from_ndarray(v, machine, where)
+    if isinstance(v, list):
+        elems = [from_python(x, machine, where) for x in v]
+        _check_homogeneous(elems, where)
+        scalar = not elems or not isinstance(elems[0], (Pull, tuple))
+        return Buffer(elems, GLOBAL, machine, count_reads=scalar)
+    if isinstance(v, (Pull, Push)):
+        return v
+    raise ArgumentError(f"{where}: cannot pass a Python {type(v).__name__} to an FCL program")
+
+
+def _from_ndarray(a: np.ndarray, machine, where: str):
+    if a.ndim == 0:
+        return from_python(a[()], machine, where)
+    if a.ndim > 1:
+        return Buffer([_from_ndarray(row, machine, where) for row in a], GLOBAL, machine,
+                      count_reads=False)
+    conv = _DTYPE_CONVERT.get(a.dtype)
+    if conv is None:
+        if a.dtype.kind in "iu":
+            if a.size and (a.min() < INT_MIN or a.max() > INT_MAX):
+                raise ArgumentError(f"{where}: array values do not fit in a 32-bit int")
+            return Buffer(a.astype(np.int64).tolist(), GLOBAL, machine)
+        raise ArgumentError(f"{where}: arrays of dtype {a.dtype} are not supported "
+                            "(use int32, float32, float64 or bool)")
+    return Buffer(conv(a), GLOBAL, machine)
+
+
+def _check_homogeneous(elems: list, where: str) -> None:
+    if len(elems) > 1:
+        t = type(elems[0])
+        for x in elems:
+            if type(x) is not t and not (isinstance(x, Pull) and issubclass(t, Pull)):
+                raise ArgumentError(f"{where}: array elements of different types "
+                                    f"({describe(elems[0])} and {describe(x)})")
+
+
+# ---------------------------------------------------------------- FCL -> Python
+
+_RESULT_DTYPE = {int: np.int32, bool: np.bool_, float: np.float64, F32: np.float32}
+
+
+def to_python(v, machine, span=None):
+    """Convert a result: scalars as they are, arrays of scalars to 1-D numpy arrays,
+    other arrays to lists, pairs to tuples.  Push arrays are forced at their own
+    level as a kernel's final result (global memory); a pull array is materialised
+    as if pushed at the grid level.  Functions are an error."""
+    if isinstance(v, (bool, int, float, F32)):
+        return v
+    if isinstance(v, tuple):
+        return tuple(to_python(x, machine, span) for x in v)
+    if isinstance(v, Push):
+        return _array_to_python(machine.force(v, span, final=True).data, machine, span)
+    if isinstance(v, Pull):
+        if isinstance(v, Buffer):
+            return _array_to_python(list(v.data), machine, span)
+        return _array_to_python(machine.force(PushOf(3, v), span, final=True).data, machine, span)
+    if is_function(v):
+        raise EvalError("the result is a function, not a value: apply it to all its arguments", span)
+    raise EvalError(f"cannot convert {describe(v)} to a Python value", span)
+
+
+def _array_to_python(data: list, machine, span):
+    if not data:
+        return np.zeros(0, dtype=np.int32)
+    dtype = _RESULT_DTYPE.get(type(data[0]))
+    if dtype is not None:
+        return np.array(data, dtype=dtype)
+    return [to_python(x, machine, span) for x in data]

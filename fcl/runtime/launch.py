@@ -1,0 +1,163 @@
+"""Launch plans: a compiled `KProgram` run on an OpenCL device through pyopencl.
+
+Consumes a `kir.KProgram` and its OpenCL source; `Launcher.run(args)` takes
+numpy/Python arguments already checked against the entry's types, sizes every
+buffer on the host from the argument values, checks work-group size and local
+memory against the device before anything is launched, runs the kernels in
+order and returns the result as numpy, with each kernel's time from OpenCL
+profiling events.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fcl.codegen import kir as K
+from fcl.errors import ArgumentError, CompileError, CompilerBug
+from fcl.runtime import device as D
+
+DTYPES = {"int": np.int32, "float": np.float32, "double": np.float64, "bool": np.uint8}
+BUILD_OPTIONS = ("-cl-fp32-correctly-rounded-divide-sqrt",)
+
+
+@dataclass(frozen=True)
+class LaunchStep:
+    """One kernel launch, sized for particular arguments."""
+    kernel: str
+    groups: int
+    block_size: int
+    local_bytes: int
+
+
+class Launcher:
+    """One KProgram built for one device."""
+
+    def __init__(self, kprog: K.KProgram, source: str, device, spans: dict | None = None):
+        import pyopencl as cl
+        self.cl = cl
+        self.kprog = kprog
+        self.source = source
+        self.device = device
+        self.spans = spans or {}
+        self.context = D.get_context(device)
+        self.queue = D.get_queue(device)
+        self.program = D.build_program(self.context, source, BUILD_OPTIONS)
+        self.kernels = {k.name: cl.Kernel(self.program, k.name) for k in kprog.kernels}
+        self.limits = D.device_limits(device)
+
+    # ------------------------------------------------------------ planning
+
+    def host_env(self, args: list) -> dict:
+        """Values of every scalar parameter (argument scalars and array lengths)."""
+        env = {}
+        for spec, value in zip(self.kprog.arg_layout, args):
+            if spec[0] == "scalar":
+                env[spec[1]] = int(value) if spec[2] in ("int", "bool") else value
+            else:
+                env[spec[2]] = len(value)
+        return env
+
+    def size_of(self, e: K.Expr, env: dict, what: str) -> int:
+        try:
+            n = K.eval_host(e, env)
+        except ZeroDivisionError:
+            raise ArgumentError(f"the size of {what} divides by zero for these arguments") from None
+        except LookupError:
+            raise CompilerBug(f"size of {what} is not computable on the host: {K.format_expr(e)}") from None
+        if n < 0:
+            raise ArgumentError(f"the size of {what} is negative ({n}) for these arguments")
+        return int(n)
+
+    def plan(self, args: list) -> list[LaunchStep]:
+        """Launch sizes for these arguments; CompileError if the device cannot run them."""
+        env = self.host_env(args)
+        bs = self.kprog.block_size
+        if bs > self.limits["max_work_group_size"]:
+            raise CompileError(f"#BlockSize {bs} is larger than the largest work-group of "
+                               f"{self.limits['name']} ({self.limits['max_work_group_size']}); "
+                               f"compile with a smaller --block-size")
+        steps = []
+        for k in self.kprog.kernels:
+            want = [self.size_of(g, env, f"the grid of {k.name}") for g in k.groups]
+            groups = max(1, min(self.kprog.num_groups, max(want, default=1)))
+            steps.append(LaunchStep(k.name, groups, bs, self.local_bytes(k, env)))
+        return steps
+
+    def local_bytes(self, k: K.Kernel, env: dict) -> int:
+        total = 0
+        limit = self.limits["local_mem_size"]
+        for b in k.locals_:
+            total += self.local_elems(b, env) * np.dtype(DTYPES[b.ty]).itemsize
+            if total > limit:
+                raise CompileError(
+                    f"the kernel needs {total} bytes of local memory at the {b.origin} "
+                    f"(buffer {b.name}), more than {self.limits['name']} has ({limit} bytes per work-group)",
+                    self.spans.get(b.name),
+                    ["use smaller parts (chunk size) or a smaller --block-size"])
+        return total
+
+    def local_elems(self, b: K.Buffer, env: dict) -> int:
+        n = self.size_of(b.size, env, b.origin)
+        mult = {"": 1, "warp": max(1, self.kprog.block_size // self.kprog.warp_size),
+                "thread": self.kprog.block_size}[b.per]
+        return max(1, n * mult)
+
+    # ------------------------------------------------------------ running
+
+    def run(self, args: list):
+        """(result, [(kernel name, seconds), ...]) for arguments already type-checked."""
+        cl = self.cl
+        steps = self.plan(args)
+        env = self.host_env(args)
+        bufs = self.global_buffers(args, env)
+        scalars = [self.scalar_arg(p, env) for p in self.kprog.params]
+        events = []
+        for k, step in zip(self.kprog.kernels, steps):
+            kernel = self.kernels[k.name]
+            dynamic = [cl.LocalMemory(self.local_elems(b, env) * np.dtype(DTYPES[b.ty]).itemsize)
+                       for b in k.locals_ if not isinstance(b.size, K.Const)]
+            kernel.set_args(*[bufs[b.name] for b in self.kprog.buffers], *scalars, *dynamic)
+            events.append(cl.enqueue_nd_range_kernel(
+                self.queue, kernel, (step.groups * step.block_size,), (step.block_size,)))
+        result = self.read_output(bufs, env)
+        times = [(k.name, (e.profile.end - e.profile.start) * 1e-9) for k, e in zip(self.kprog.kernels, events)]
+        return result, times
+
+    def scalar_arg(self, p: K.Param, env: dict):
+        ty = "int" if p.ty == "bool" else p.ty
+        return DTYPES[ty](env[p.name])
+
+    def global_buffers(self, args: list, env: dict) -> dict:
+        cl = self.cl
+        mf = cl.mem_flags
+        out = {}
+        arrays = {spec[1]: value for spec, value in zip(self.kprog.arg_layout, args) if spec[0] == "array"}
+        for b in self.kprog.buffers:
+            if b.name in arrays:
+                host = np.ascontiguousarray(arrays[b.name], dtype=DTYPES[b.ty])
+                if host.size == 0:
+                    host = np.zeros(1, dtype=DTYPES[b.ty])
+                out[b.name] = cl.Buffer(self.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=host)
+            else:
+                n = max(1, self.size_of(b.size, env, b.origin))
+                out[b.name] = cl.Buffer(self.context, mf.READ_WRITE, n * np.dtype(DTYPES[b.ty]).itemsize)
+        return out
+
+    def read_output(self, bufs: dict, env: dict):
+        spec = self.kprog.output
+        n = self.size_of(spec.length, env, "the result")
+        host = np.empty(max(n, 1), dtype=DTYPES[spec.ty])
+        self.cl.enqueue_copy(self.queue, host, bufs[spec.buf])
+        host = host[:n]
+        if spec.ty == "bool":
+            host = host.astype(bool)
+        if spec.kind == "scalar":
+            v = host[0]
+            return {"int": int, "double": float, "bool": bool}.get(spec.ty, np.float32)(v)
+        return host
+
+    def time(self, args: list, repeat: int = 10) -> list[float]:
+        """Total kernel seconds of each of `repeat` runs (one warm-up run first)."""
+        self.run(args)
+        return [sum(t for _, t in self.run(args)[1]) for _ in range(repeat)]

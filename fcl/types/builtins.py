@@ -1,0 +1,95 @@
+"""The one table of primitive type schemes (language.md section 5, paper Fig. 3).
+
+Produces `PRIMITIVES`: name -> (Scheme, note).  Types are written with the
+small constructors below; the kinds of type variables follow from where
+they stand (under a push array BT, under a pull array GT), except the
+overloaded numeric ones, which are declared NUM or FRAC.  Operators
+(`+`, `==`, ...) are typed by the inference engine, not listed here.
+The hardware parameters are in `HARDWARE_PARAMETERS`.
+"""
+from __future__ import annotations
+
+from fcl.types.types import (BOOL, DOUBLE, FLOAT, INT, LSucc, LVarT, Level, Scheme, TFunT,
+                             TLevelFunT, TPairT, TPullT, TPushT, TVarT, Type)
+from fcl.types.unify import infer_kinds, level_vars, substitute, type_vars
+
+
+def fn(*ts: Type) -> Type:
+    """`fn(a, b, c)` is `a -> b -> c`."""
+    result = ts[-1]
+    for t in reversed(ts[:-1]):
+        result = TFunT(t, result)
+    return result
+
+
+def pull(t: Type) -> Type:
+    return TPullT(t)
+
+
+def push(t: Type, lv: Level) -> Type:
+    return TPushT(t, lv)
+
+
+def pair(a: Type, b: Type) -> Type:
+    return TPairT(a, b)
+
+
+def close(t: Type) -> Scheme:
+    """Quantify every type and free level variable of a written type, with inferred kinds."""
+    kinds = infer_kinds(t)
+    tmap = {name: TVarT(name, kinds[name]) for name in kinds}
+    body = substitute(t, tmap, {})
+    return Scheme(tuple(level_vars(body)), tuple(type_vars(body)), body)
+
+
+a, b, c = TVarT("a"), TVarT("b"), TVarT("c")
+n = TVarT("n", "NUM")
+f = TVarT("f", "FRAC")
+L = LVarT("l")
+L1 = LSucc(L)
+
+_TABLE: list[tuple[str, Type, str]] = [
+    ("generate", fn(INT, fn(INT, a), pull(a)), "pull array from an index function"),
+    ("lengthPull", fn(pull(a), INT), ""),
+    ("lengthPush", fn(push(a, L), INT), ""),
+    ("index", fn(pull(a), INT, a), "out of range is a run-time error"),
+    ("mapPull", fn(fn(a, b), pull(a), pull(b)), "fuses; costs nothing by itself"),
+    ("mapPush", fn(fn(a, b), push(a, L), push(b, L)), ""),
+    ("push", TLevelFunT("l", fn(pull(a), push(a, L))), "attaches an iteration scheme at level l"),
+    ("force", fn(push(a, L), pull(a)), "materialises the push array"),
+    ("concat", fn(INT, pull(push(a, L)), push(a, L1)), "first argument: length of every part"),
+    ("interleave", fn(INT, fn(pair(INT, INT), INT), pull(push(a, L)), push(a, L1)),
+     "part i's element j goes to f (i, j)"),
+    ("while", fn(fn(pull(a), BOOL), fn(pull(a), push(a, L)), push(a, L), pull(a)),
+     "forces the initial array, then steps while the condition holds"),
+    ("foldl", fn(fn(a, b, a), a, pull(b), a), "sequential loop in one thread"),
+    ("zipWithPush", fn(fn(a, b, c), pull(a), push(b, L), push(c, L)),
+     "element i of the result is f (a[i]) (b[i]); not expressible with the other primitives"),
+    ("fst", fn(pair(a, b), a), ""),
+    ("snd", fn(pair(a, b), b), ""),
+    ("i2d", fn(INT, DOUBLE), ""),
+    ("d2i", fn(DOUBLE, INT), "truncates"),
+    ("i2f", fn(INT, FLOAT), ""),
+    ("f2i", fn(FLOAT, INT), "truncates"),
+    ("f2d", fn(FLOAT, DOUBLE), ""),
+    ("d2f", fn(DOUBLE, FLOAT), ""),
+    ("b2i", fn(BOOL, INT), "true is 1, false is 0"),
+    ("min", fn(n, n, n), "numeric"),
+    ("max", fn(n, n, n), "numeric"),
+    ("abs", fn(n, n), "numeric"),
+    ("sqrt", fn(f, f), "float or double"),
+    ("exp", fn(f, f), "float or double"),
+    ("log", fn(f, f), "float or double"),
+    ("sin", fn(f, f), "float or double"),
+    ("cos", fn(f, f), "float or double"),
+    ("floor", fn(f, f), "float or double"),
+]
+
+PRIMITIVES: dict[str, tuple[Scheme, str]] = {name: (close(t), note) for name, t, note in _TABLE}
+
+HARDWARE_PARAMETERS = ("#BlockSize", "#WarpSize", "#NumGroups")
+
+
+def primitive_schemes() -> dict[str, Scheme]:
+    """name -> Scheme for every primitive, in table order."""
+    return {name: s for name, (s, _) in PRIMITIVES.items()}

@@ -1,0 +1,783 @@
+"""Type inference: Hindley-Milner with level variables, kinds and signatures.
+
+Consumes an `ast.Program` (includes already expanded) or an `ast.Expr` and
+a `TypeEnv`; produces type schemes (`Scheme`), or raises `TypeCheckError`
+located at the subexpression at fault.  Algorithm W over one `Subst` per
+top-level declaration, with rank-based let-generalisation.  It decides
+types only: it does not evaluate, and it leaves the choice of memory and
+loops to later stages.
+
+Decisions the spec leaves to the checker:
+
+* numeric type variables (from `+`, `min`, ...) are not generalised by an
+  inner `let`; still open at the end of a top-level declaration they
+  default to int (FRAC ones, from `sqrt` ..., to double);
+* a `sig` may be more specific than the definition; the declaration then
+  gets the `sig`'s scheme;
+* a level that would lie above `grid` (`1+grid`, or four `1+` over a
+  variable) is an error where it first becomes visible.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from fcl.errors import CompilerBug, Span, TypeCheckError
+from fcl.syntax import ast
+from fcl.types.builtins import HARDWARE_PARAMETERS, close, primitive_schemes
+from fcl.types.printer import Namer, format_level, format_scheme, format_type
+from fcl.types.types import (BOOL, DOUBLE, FLOAT, INT, LEVEL_NAMES, LSucc, LVarT, LZero, Level,
+                             Scheme, TCon, TFunT, TLevelFunT, TPairT, TPullT, TPushT, TVarT, Type)
+from fcl.types.unify import (KIND_DESCRIPTION, Mismatch, Subst, fresh_id, is_flexible,
+                             level_succs, level_vars, subst_level_in_type, substitute,
+                             type_children, type_vars)
+
+# ---------------------------------------------------------------- environments
+
+
+class TypeEnv:
+    """An immutable mapping from names to type schemes (primitives, prelude, program)."""
+
+    def __init__(self, schemes: dict[str, Scheme] | None = None):
+        self._schemes: dict[str, Scheme] = dict(schemes or {})
+
+    def lookup(self, name: str) -> Scheme | None:
+        return self._schemes.get(name)
+
+    def extend(self, name: str, scheme: Scheme) -> "TypeEnv":
+        """A new environment with `name` bound (shadowing any earlier binding)."""
+        return TypeEnv({**self._schemes, name: scheme})
+
+    def names(self) -> list[str]:
+        return list(self._schemes)
+
+    def as_dict(self) -> dict[str, Scheme]:
+        """A copy of the bindings."""
+        return dict(self._schemes)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._schemes
+
+    def __getitem__(self, name: str) -> Scheme:
+        return self._schemes[name]
+
+    def __iter__(self):
+        return iter(self._schemes)
+
+    def __len__(self) -> int:
+        return len(self._schemes)
+
+    def __repr__(self) -> str:
+        return f"TypeEnv({len(self._schemes)} names)"
+
+
+@dataclass
+class CheckedProgram:
+    """The result of `check_program`.
+
+    `schemes`: the program's own declarations, name -> Scheme, in declaration
+    order (a redeclared name keeps its first position and its last scheme);
+    `decls`: every declaration in order, duplicates included; `env`:
+    everything visible after the program, to check further input against.
+    """
+    schemes: dict[str, Scheme]
+    env: TypeEnv
+    decls: list[tuple[str, Scheme]] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- facade
+
+
+def check_program(program: ast.Program, env: TypeEnv | None = None) -> CheckedProgram:
+    """Check every declaration of `program` in order against `env` (default: the prelude)."""
+    scope = (prelude_env() if env is None else env).as_dict()
+    own: dict[str, Scheme] = {}
+    decls: list[tuple[str, Scheme]] = []
+    pending: tuple[ast.Sig, Scheme] | None = None
+    for decl in program.decls:
+        if isinstance(decl, ast.Sig):
+            if pending is not None:
+                raise _orphan_sig(pending[0], decl)
+            pending = (decl, scheme_from_ast(decl.scheme))
+        elif isinstance(decl, ast.Val):
+            if pending is not None and pending[0].name != decl.name:
+                raise _orphan_sig(pending[0], decl)
+            scheme = check_decl(decl, pending, scope)
+            pending = None
+            scope[decl.name] = scheme
+            own[decl.name] = scheme
+            decls.append((decl.name, scheme))
+        elif isinstance(decl, ast.Include):
+            raise CompilerBug("include reached the type checker; the loader expands includes")
+        else:
+            raise CompilerBug(f"unknown declaration {decl!r}")
+    if pending is not None:
+        raise _orphan_sig(pending[0], None)
+    return CheckedProgram(own, TypeEnv(scope), decls)
+
+
+def check_expr(expr: ast.Expr, env: TypeEnv) -> Scheme:
+    """The generalised type of one expression (the REPL's `:type`)."""
+    checker = _Checker(env.as_dict(), self_name=None)
+    t = checker.infer(expr)
+    checker.finish(expr_span(expr))
+    return checker.generalize_all(t)
+
+
+def check_decl(decl: ast.Val, sig: tuple[ast.Sig, Scheme] | None, scope: dict[str, Scheme]) -> Scheme:
+    """The scheme of one top-level declaration (the sig's scheme when one is given)."""
+    checker = _Checker(scope, self_name=decl.name)
+    t = checker.infer(decl.value)
+    if sig is not None:
+        checker.check_signature(t, sig[1], sig[0])
+    checker.finish(decl.span)
+    return sig[1] if sig is not None else checker.generalize_all(t)
+
+
+def builtins_env() -> TypeEnv:
+    """The primitives only (`--no-prelude`)."""
+    return TypeEnv(primitive_schemes())
+
+
+def prelude_path() -> Path:
+    """prelude/prelude.fcl of a source checkout (repo_root/prelude, next to the fcl package)."""
+    return Path(__file__).resolve().parents[2] / "prelude" / "prelude.fcl"
+
+
+@lru_cache(maxsize=1)
+def prelude_env() -> TypeEnv:
+    """The primitives plus every prelude declaration; parsed and checked once per process."""
+    from fcl.syntax import parse_program
+
+    path = prelude_path()
+    program = parse_program(path.read_text(), str(path))
+    return check_program(program, builtins_env()).env
+
+
+def expr_span(e) -> Span | None:
+    return getattr(e, "span", None)
+
+
+def _orphan_sig(sig: ast.Sig, nxt: ast.Val | ast.Sig | None) -> TypeCheckError:
+    if nxt is None:
+        what = "but nothing follows it"
+    elif isinstance(nxt, ast.Sig):
+        what = f"but another signature (for `{nxt.name}`) follows it"
+    else:
+        what = f"but the next declaration is `{nxt.name}`"
+    return TypeCheckError(f"the signature for `{sig.name}` must be followed by the declaration of "
+                          f"`{sig.name}`, {what}", sig.span)
+
+
+# ---------------------------------------------------------------- written types
+
+
+def scheme_from_ast(sa: ast.SchemeAst) -> Scheme:
+    """The Scheme of a written `sig` type; kinds follow from positions.
+
+    Raises TypeCheckError for a push array of non-scalars, a pull array of
+    functions, an unknown level or a level above grid.
+    """
+    body = _type_from_ast(sa.body, frozenset())
+    return close(body)
+
+
+def _type_from_ast(t: ast.TypeAst, bound: frozenset) -> Type:
+    if isinstance(t, ast.TBase):
+        return _BASE_TYPES[t.name]
+    if isinstance(t, ast.TVar):
+        return TVarT(t.name, "TYP")
+    if isinstance(t, ast.TPair):
+        return TPairT(_type_from_ast(t.fst, bound), _type_from_ast(t.snd, bound))
+    if isinstance(t, ast.TFun):
+        return TFunT(_type_from_ast(t.arg, bound), _type_from_ast(t.res, bound))
+    if isinstance(t, ast.TLevelFun):
+        return TLevelFunT(t.lvar, _type_from_ast(t.body, bound | {t.lvar}))
+    if isinstance(t, ast.TPull):
+        _require_written_ground(t.elem)
+        return TPullT(_type_from_ast(t.elem, bound))
+    if isinstance(t, ast.TPush):
+        _require_written_scalar(t.elem)
+        return TPushT(_type_from_ast(t.elem, bound), written_level(t.level, t.span))
+    raise CompilerBug(f"unknown written type {t!r}")
+
+
+_BASE_TYPES = {"int": INT, "float": FLOAT, "double": DOUBLE, "bool": BOOL}
+
+
+def _require_written_scalar(t: ast.TypeAst) -> None:
+    if not isinstance(t, (ast.TBase, ast.TVar)):
+        raise TypeCheckError(
+            "push arrays can hold only scalars (int, float, double or bool), "
+            f"not {_written(t)}", t.span,
+            ["pull arrays may hold pairs and arrays; push arrays hold base types only"])
+
+
+def _require_written_ground(t: ast.TypeAst) -> None:
+    if isinstance(t, (ast.TFun, ast.TLevelFun)):
+        raise TypeCheckError(f"pull arrays cannot hold functions, but this element type is {_written(t)}",
+                             t.span)
+    if isinstance(t, ast.TPair):
+        _require_written_ground(t.fst)
+        _require_written_ground(t.snd)
+
+
+def _written(t: ast.TypeAst) -> str:
+    try:
+        return format_type(_type_from_ast(t, frozenset()))
+    except TypeCheckError:
+        return "this type"
+
+
+def written_level(lv: ast.LevelAst, span: Span, scope: dict[str, Level] | None = None) -> Level:
+    """The Level of a written level; with `scope`, variables must be bound there."""
+    level = _level_from_ast(lv, scope)
+    if _too_high(level):
+        raise TypeCheckError(f"there is no level above grid, but this is {format_level(level)}",
+                             getattr(lv, "span", span))
+    return level
+
+
+def _level_from_ast(lv: ast.LevelAst, scope: dict[str, Level] | None) -> Level:
+    if isinstance(lv, ast.LNamed):
+        if lv.name not in LEVEL_NAMES:
+            raise TypeCheckError(f"unknown level `{lv.name}`; the levels are thread, warp, block "
+                                 "and grid", lv.span)
+        return LEVEL_NAMES[lv.name]
+    if isinstance(lv, ast.LVar):
+        if scope is None:
+            return LVarT(lv.name)
+        if lv.name not in scope:
+            raise TypeCheckError(f"unbound level variable `{lv.name}`{_did_you_mean(lv.name, scope)}",
+                                 lv.span, ["bind it with `fn <l> => ...` or `fun f <l> x = ...`"])
+        return scope[lv.name]
+    if isinstance(lv, ast.LSucc):
+        return LSucc(_level_from_ast(lv.inner, scope))
+    raise CompilerBug(f"unknown written level {lv!r}")
+
+
+def _level_base(lv: Level) -> Level:
+    while isinstance(lv, LSucc):
+        lv = lv.inner
+    return lv
+
+
+def _too_high(lv: Level) -> bool:
+    """More than three `1+` (above grid, whatever the base)."""
+    return level_succs(lv) > 3
+
+
+def _did_you_mean(name: str, candidates) -> str:
+    close_names = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
+    if not close_names:
+        return ""
+    return "; did you mean " + " or ".join(f"`{c}`" for c in close_names) + "?"
+
+
+# ---------------------------------------------------------------- the checker
+
+_ARITH = ("+", "-", "*", "/")
+_COMPARE = ("<", "<=", ">", ">=")
+_EQUALITY = ("==", "!=")
+_INT_ONLY = ("%", "div", "mod", "<<", ">>", "|", "^", "&")
+_LOGIC = ("&&", "||")
+
+_KIND_NOTES = {
+    "BT": "push arrays can hold only scalars (int, float, double, bool); pull arrays may hold "
+          "pairs and arrays too",
+    "GT": "pull arrays and array literals cannot hold functions",
+    "NUM": "arithmetic and comparisons work on int, float and double",
+    "FRAC": "sqrt, exp, log, sin, cos and floor work on float and double",
+}
+
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
+
+
+def _ordinal(k: int) -> str:
+    return _ORDINALS[k - 1] if k <= len(_ORDINALS) else f"{k}th"
+
+
+class _Checker:
+    """Inference state for one top-level declaration (or one REPL expression)."""
+
+    def __init__(self, globals_: dict[str, Scheme], self_name: str | None):
+        self.sub = Subst()
+        self.globals = globals_
+        self.self_name = self_name
+        self.depth = 1
+        self.locals: dict[str, Scheme] = {}
+        self.levels: dict[str, Level] = {}
+        self.mono: list[Type] = []
+        self.obligations: list[tuple[Level, str]] = []
+
+    # -- entry points
+
+    def infer(self, e: ast.Expr) -> Type:
+        """The type of `e` (variables possibly still open in `self.sub`)."""
+        method = _DISPATCH.get(type(e))
+        if method is None:
+            raise CompilerBug(f"unknown expression {e!r}")
+        return method(self, e)
+
+    def finish(self, span: Span) -> None:
+        """Default open numeric variables and check the pending level bounds."""
+        self.sub.default_numeric()
+        self.check_obligations(span)
+
+    def generalize_all(self, t: Type) -> Scheme:
+        """Quantify every open variable of `t` (top level: nothing is free in the env)."""
+        return self._generalize(t, lambda name: True)
+
+    def generalize_above(self, t: Type, depth: int) -> Scheme:
+        """Quantify the variables of `t` born deeper than `depth`, except numeric ones."""
+        rank = self.sub.rank
+        return self._generalize(t, lambda name: rank.get(name, 0) > depth, keep_numeric=True)
+
+    def _generalize(self, t: Type, pick, keep_numeric: bool = False) -> Scheme:
+        z = self.sub.zonk(t)
+        tmap: dict[str, Type] = {}
+        for name, v in type_vars(z).items():
+            if is_flexible(name) and pick(name) and not (keep_numeric and v.kind in ("NUM", "FRAC")):
+                tmap[name] = TVarT(f"t{fresh_id()}", v.kind)
+        lmap: dict[str, Level] = {}
+        for name in level_vars(z):
+            if is_flexible(name) and pick(name):
+                lmap[name] = LVarT(f"{name[1:].split('#')[0]}#{fresh_id()}")
+        if not tmap and not lmap:
+            return Scheme((), (), z)
+        body = substitute(z, tmap, lmap)
+        return Scheme(tuple(v.name for v in lmap.values()),
+                      tuple(v.name for v in tmap.values()), body)
+
+    def instantiate(self, s: Scheme, name: str) -> Type:
+        """A fresh instance of `s`; levels `1+l` it creates are remembered for the grid bound."""
+        if not s.tvars and not s.lvars:
+            return s.body
+        kinds = {n: v.kind for n, v in type_vars(s.body).items()}
+        tmap = {n: self.sub.fresh_type(kinds.get(n, "TYP"), self.depth) for n in s.tvars}
+        lmap = {n: self.sub.fresh_level(self.depth, n.split("#")[0]) for n in s.lvars}
+        t = substitute(s.body, tmap, lmap)
+        if lmap:
+            self._remember_raised_levels(t, name)
+        return t
+
+    def _remember_raised_levels(self, t: Type, name: str) -> None:
+        for lv in _push_levels(t):
+            if level_succs(lv) > 0 and not isinstance(_level_base(lv), LZero):
+                self.obligations.append((lv, name))
+
+    def check_obligations(self, span: Span) -> None:
+        """Raise if a remembered `1+...` level has come to lie above grid."""
+        keep = []
+        for lv, name in self.obligations:
+            z = self.sub.zonk_level(lv)
+            if _too_high(z):
+                raise TypeCheckError(
+                    f"this use of `{name}` would build a push array at level {format_level(z)}, "
+                    "but grid is the highest level", span,
+                    [f"`{name}` builds at one level above its parts; here its parts are already at "
+                     f"level {format_level(_lower(z))}"])
+            if not isinstance(_level_base(z), LZero):
+                keep.append((lv, name))
+        self.obligations = keep
+
+    def check_levels(self, t: Type, span: Span, what: str) -> None:
+        """Raise if some push array level in `t` lies above grid."""
+        for lv in _push_levels(self.sub.zonk(t)):
+            if _too_high(lv):
+                raise TypeCheckError(f"{what} would be a push array at level {format_level(lv)}, "
+                                     "but grid is the highest level", span)
+
+    # -- signatures
+
+    def check_signature(self, t: Type, sig: Scheme, decl: ast.Sig) -> None:
+        """The definition's type `t` must be at least as general as `sig`; else error at the sig."""
+        snap = self.sub.snapshot()
+        tmap = {n: TVarT(f"!{n}#{fresh_id()}", k) for n, k in _scheme_kinds(sig).items()}
+        lmap = {n: LVarT(f"{n}#{fresh_id()}") for n in sig.lvars}
+        rigid = substitute(sig.body, tmap, lmap)
+        try:
+            self.sub.unify(rigid, t)
+            return
+        except Mismatch as m:
+            failure = m
+        self.sub.restore(snap)
+        self.sub.default_numeric()
+        inferred = self.generalize_all(t)
+        namer = Namer()
+        sig_text, inf_text = format_scheme(sig), format_scheme(inferred, namer)
+        flexible = self.instantiate(sig, decl.name)
+        try:
+            self.sub.unify(flexible, t)
+            general = True
+        except Mismatch:
+            general = False
+        if general:
+            msg = (f"the signature of `{decl.name}` is more general than its definition: the "
+                   f"signature says {sig_text}, but the definition only has type {inf_text}")
+        else:
+            msg = (f"the signature of `{decl.name}` does not match its definition: the signature "
+                   f"says {sig_text}, but the definition has type {inf_text}")
+        raise TypeCheckError(msg, decl.span, _signature_notes(failure, self.sub))
+
+    # -- expressions
+
+    def _int(self, e) -> Type:
+        return INT
+
+    def _float(self, e) -> Type:
+        return FLOAT
+
+    def _double(self, e) -> Type:
+        return DOUBLE
+
+    def _bool(self, e) -> Type:
+        return BOOL
+
+    def _hw(self, e: ast.HwParam) -> Type:
+        if e.name in HARDWARE_PARAMETERS:
+            return INT
+        raise TypeCheckError(f"unbound hardware parameter `{e.name}`"
+                             f"{_did_you_mean(e.name, HARDWARE_PARAMETERS)}", e.span,
+                             ["the hardware parameters are " + ", ".join(HARDWARE_PARAMETERS)])
+
+    def _var(self, e: ast.Var) -> Type:
+        s = self.locals.get(e.name)
+        if s is None:
+            if e.name == self.self_name:
+                raise TypeCheckError(
+                    f"recursive use of `{e.name}`: FCL has no recursion; write loops with "
+                    "`while` or `foldl`", e.span,
+                    ["a declaration sees only the declarations before it"])
+            s = self.globals.get(e.name)
+            if s is None:
+                raise self._unbound(e)
+        return self.instantiate(s, e.name)
+
+    def _unbound(self, e: ast.Var) -> TypeCheckError:
+        candidates = list(self.locals) + list(self.globals)
+        notes = []
+        if self.locals and len(self.locals) <= 6:
+            notes.append("local names here: " + ", ".join(f"`{n}`" for n in self.locals))
+        return TypeCheckError(f"unbound name `{e.name}`{_did_you_mean(e.name, candidates)}",
+                              e.span, notes)
+
+    def _lam(self, e: ast.Lam) -> Type:
+        a = self.sub.fresh_type("TYP", self.depth)
+        saved = self.locals
+        self.locals = {**saved, e.param: Scheme((), (), a)}
+        self.mono.append(a)
+        try:
+            body = self.infer(e.body)
+        finally:
+            self.locals = saved
+            self.mono.pop()
+        return TFunT(a, body)
+
+    def _level_lam(self, e: ast.LevelLam) -> Type:
+        rigid = LVarT(f"{e.lvar}#{fresh_id()}")
+        saved = self.levels
+        self.levels = {**saved, e.lvar: rigid}
+        try:
+            body = self.infer(e.body)
+        finally:
+            self.levels = saved
+        for t in self.mono:
+            if rigid.name in level_vars(self.sub.zonk(t)):
+                raise TypeCheckError(
+                    f"the level variable `{e.lvar}` escapes its scope: a value from outside "
+                    f"`fn <{e.lvar}> => ...` would get a type that mentions it", e.span)
+        return TLevelFunT(rigid.name, body)
+
+    def _level_app(self, e: ast.LevelApp) -> Type:
+        tf = self.sub.resolve(self.infer(e.fn))
+        level = written_level(e.level, e.span, self.levels)
+        if isinstance(tf, TLevelFunT):
+            result = subst_level_in_type(self.sub.zonk(tf.body), tf.lvar, level)
+            self.check_levels(result, e.span, "the result of this level application")
+            return result
+        what = _describe(e.fn)
+        if isinstance(tf, TVarT) and is_flexible(tf.name):
+            raise TypeCheckError(
+                f"{what} is applied to a level, but its type is not known to be level-abstracted "
+                "here", e.span,
+                ["FCL cannot infer level-polymorphic parameters; level-apply the function before "
+                 "passing it"])
+        raise TypeCheckError(
+            f"{what} is not level-abstracted (its type is {format_type(self.sub.zonk(tf))}), so it "
+            f"cannot be applied to the level <{format_level(level)}>", e.span)
+
+    def _app(self, e: ast.App) -> Type:
+        tf = self.infer(e.fn)
+        param, res = self._as_function(tf, e.fn)
+        ta = self.infer(e.arg)
+        head, k = _callee(e.fn)
+        self._unify_arg(param, ta, e.arg, head, k, piped=False)
+        self.check_obligations(e.span)
+        return res
+
+    def _pipe(self, e: ast.BinOp) -> Type:
+        ta = self.infer(e.left)
+        tf = self.infer(e.right)
+        param, res = self._as_function(tf, e.right, piped=True)
+        head, k = _callee(e.right)
+        self._unify_arg(param, ta, e.left, head, k, piped=True)
+        self.check_obligations(e.span)
+        return res
+
+    def _unify_arg(self, param: Type, ta: Type, arg: ast.Expr, head: str | None, k: int,
+                   piped: bool) -> None:
+        if head is not None:
+            context = f"the {_ordinal(k)} argument of `{head}` has the wrong type"
+        else:
+            context = "this argument has the wrong type"
+        if piped:
+            context += " (it is the value piped in with `|>`)"
+        self._unify_at(param, ta, arg.span, context)
+
+    def _as_function(self, t: Type, fn_expr: ast.Expr, piped: bool = False) -> tuple[Type, Type]:
+        """Split a function type into (parameter, result), or explain why it is no function."""
+        t = self.sub.resolve(t)
+        if isinstance(t, TFunT):
+            return t.arg, t.res
+        if isinstance(t, TVarT) and is_flexible(t.name):
+            a = self.sub.fresh_type("TYP", self.depth)
+            r = self.sub.fresh_type("TYP", self.depth)
+            self._unify_at(t, TFunT(a, r), fn_expr.span, f"{_describe(fn_expr)} is used as a function")
+            return a, r
+        what = _describe(fn_expr)
+        shown = format_type(self.sub.zonk(t))
+        if isinstance(t, TLevelFunT):
+            raise TypeCheckError(f"{what} must be applied to a level first, e.g. `{_head_text(fn_expr)} "
+                                 f"<block> ...` (its type is {shown})", fn_expr.span)
+        if isinstance(fn_expr, (ast.App, ast.LevelApp)) and _callee(fn_expr)[0] is not None:
+            head = _callee(fn_expr)[0]
+            raise TypeCheckError(f"`{head}` is applied to too many arguments: {what} has type {shown}, "
+                                 "which is not a function", fn_expr.span)
+        side = "the right side of `|>` " if piped else ""
+        raise TypeCheckError(f"{side}{what} is not a function (its type is {shown}), so it cannot be "
+                             "applied to an argument", fn_expr.span)
+
+    def _let(self, e: ast.Let) -> Type:
+        self.depth += 1
+        try:
+            tv = self.infer(e.value)
+        finally:
+            self.depth -= 1
+        scheme = self.generalize_above(tv, self.depth)
+        saved = self.locals
+        self.locals = {**saved, e.name: scheme}
+        try:
+            return self.infer(e.body)
+        finally:
+            self.locals = saved
+
+    def _if(self, e: ast.If) -> Type:
+        tc = self.infer(e.cond)
+        self._unify_at(BOOL, tc, e.cond.span, "the condition of `if` must be a bool")
+        tt = self.infer(e.then)
+        te = self.infer(e.else_)
+        self._unify_at(tt, te, e.else_.span, "the branches of `if` must have the same type",
+                       [f"the then-branch has type {format_type(self.sub.zonk(tt))}"])
+        return tt
+
+    def _pair(self, e: ast.Pair) -> Type:
+        return TPairT(self.infer(e.fst), self.infer(e.snd))
+
+    def _array(self, e: ast.ArrayLit) -> Type:
+        elem = self.sub.fresh_type("GT", self.depth)
+        for i, x in enumerate(e.elems):
+            tx = self.infer(x)
+            if i == 0:
+                self._unify_at(elem, tx, x.span, "array elements must be ground types")
+            else:
+                self._unify_at(elem, tx, x.span,
+                               "the elements of an array literal must all have the same type",
+                               [f"the first element has type {format_type(self.sub.zonk(elem))}"])
+        return TPullT(elem)
+
+    def _unop(self, e: ast.UnOp) -> Type:
+        t = self.infer(e.operand)
+        if e.op == "not":
+            self._unify_at(BOOL, t, e.operand.span, "`not` needs a bool")
+            return BOOL
+        if e.op == "-":
+            v = self.sub.fresh_type("NUM", self.depth)
+            self._unify_at(v, t, e.operand.span, "negation needs a number")
+            return v
+        raise CompilerBug(f"unknown unary operator {e.op!r}")
+
+    def _binop(self, e: ast.BinOp) -> Type:
+        op = e.op
+        if op == "|>":
+            return self._pipe(e)
+        if op == ".":
+            return self._compose(e)
+        tl = self.infer(e.left)
+        if op in _INT_ONLY or op in _LOGIC:
+            base = INT if op in _INT_ONLY else BOOL
+            self._unify_at(base, tl, e.left.span, f"the left operand of `{op}` must be {base.name}")
+            tr = self.infer(e.right)
+            self._unify_at(base, tr, e.right.span, f"the right operand of `{op}` must be {base.name}")
+            return base
+        if op in _ARITH or op in _COMPARE or op in _EQUALITY:
+            v = self.sub.fresh_type("BT" if op in _EQUALITY else "NUM", self.depth)
+            notes = ([f"`{op}` compares int, float, double or bool values"] if op in _EQUALITY
+                     else None)
+            self._unify_at(v, tl, e.left.span, f"the left operand of `{op}` has the wrong type",
+                           notes)
+            tr = self.infer(e.right)
+            self._unify_at(v, tr, e.right.span, f"the operands of `{op}` must have the same type",
+                           notes or [f"the left operand has type {format_type(self.sub.zonk(tl))}"])
+            return v if op in _ARITH else BOOL
+        raise CompilerBug(f"unknown binary operator {op!r}")
+
+    def _compose(self, e: ast.BinOp) -> Type:
+        tf = self.infer(e.left)
+        tg = self.infer(e.right)
+        g_arg, g_res = self._as_function(tg, e.right)
+        f_arg, f_res = self._as_function(tf, e.left)
+        self._unify_at(f_arg, g_res, e.right.span,
+                       "in `f . g`, the result of `g` (right) must fit the argument of `f` (left)")
+        return TFunT(g_arg, f_res)
+
+    # -- errors
+
+    def _unify_at(self, expected: Type, found: Type, span: Span, context: str,
+                  notes: list[str] | None = None) -> None:
+        """Unify, turning a Mismatch into a TypeCheckError at `span`.
+
+        `notes` replace the default explanation of a kind failure.
+        """
+        try:
+            self.sub.unify(expected, found)
+        except Mismatch as m:
+            raise self._mismatch_error(m, expected, found, span, context, notes) from None
+
+    def _mismatch_error(self, m: Mismatch, expected: Type, found: Type, span: Span,
+                        context: str, notes: list[str] | None = None) -> TypeCheckError:
+        namer = Namer()
+        full_e = format_type(self.sub.zonk(expected), namer)
+        full_f = format_type(self.sub.zonk(found), namer)
+        inner = _describe_failure(m, self.sub, namer)
+        if m.path or m.reason:
+            where = ", ".join(m.path)
+            detail = f" ({where}: {inner})" if where else f" ({inner})"
+            if m.reason == "kind" and not m.path:
+                message = f"{context}: {inner}"
+            else:
+                message = f"{context}: expected {full_e}, found {full_f}{detail}"
+        else:
+            message = f"{context}: expected {full_e}, found {full_f}"
+        if notes is not None and m.reason == "kind":
+            return TypeCheckError(message, span, notes)
+        return TypeCheckError(message, span, (notes or []) + _mismatch_notes(m, self.sub))
+
+
+def _describe_failure(m: Mismatch, sub: Subst, namer: Namer) -> str:
+    """The innermost clash of a Mismatch in words."""
+    if m.reason == "kind":
+        offender = m.offender if m.offender is not None else m.found
+        return f"expected {KIND_DESCRIPTION[m.kind]}, found {_show(offender, sub, namer)}"
+    if m.reason == "occurs":
+        return (f"this would need an infinite type, {_show(m.expected, sub, namer)} = "
+                f"{_show(m.found, sub, namer)}")
+    return f"expected {_show(m.expected, sub, namer)}, found {_show(m.found, sub, namer)}"
+
+
+def _signature_notes(m: Mismatch, sub: Subst) -> list[str]:
+    """Where a signature and its definition part ways, then the usual hints."""
+    where = ", ".join(m.path)
+    clash = _describe_failure(m, sub, Namer())
+    first = f"{where}: {clash}" if where else clash
+    return [first] + _mismatch_notes(m, sub)
+
+
+def _show(x, sub: Subst, namer: Namer) -> str:
+    if isinstance(x, (LZero, LSucc, LVarT)):
+        return format_level(sub.zonk_level(x), namer)
+    return format_type(sub.zonk(x), namer)
+
+
+def _mismatch_notes(m: Mismatch, sub: Subst) -> list[str]:
+    notes = []
+    if m.reason == "kind" and m.kind in _KIND_NOTES:
+        notes.append(_KIND_NOTES[m.kind])
+    e, f = m.expected, m.found
+    if isinstance(e, Type) and isinstance(f, Type):
+        e, f = sub.resolve(e), sub.resolve(f)
+        if isinstance(f, TLevelFunT) and not isinstance(e, TLevelFunT):
+            notes.append("a level-abstracted function (<l> -> ...) must be applied to a level, "
+                         "e.g. `push <block>`, before it is used")
+        if isinstance(e, (TPullT, TPushT)) and isinstance(f, (TPullT, TPushT)) and type(e) is not type(f):
+            notes.append("`push <level>` turns a pull array into a push array; `force` turns a "
+                         "push array into a pull array")
+    return notes
+
+
+def _scheme_kinds(s: Scheme) -> dict[str, str]:
+    kinds = {n: v.kind for n, v in type_vars(s.body).items()}
+    return {n: kinds.get(n, "TYP") for n in s.tvars}
+
+
+def _push_levels(t: Type):
+    """Every push-array level in `t` (no bindings followed)."""
+    if isinstance(t, TPushT):
+        yield t.level
+    for c in type_children(t):
+        yield from _push_levels(c)
+
+
+def _lower(lv: Level) -> Level:
+    return lv.inner if isinstance(lv, LSucc) else lv
+
+
+def _callee(fn_expr: ast.Expr) -> tuple[str | None, int]:
+    """The name at the head of an application chain and the number of the next argument."""
+    k = 1
+    e = fn_expr
+    while isinstance(e, ast.App):
+        k += 1
+        e = e.fn
+    while isinstance(e, ast.LevelApp):
+        e = e.fn
+    return (e.name if isinstance(e, ast.Var) else None), k
+
+
+def _head_text(e: ast.Expr) -> str:
+    head, _ = _callee(e)
+    return head if head is not None else "f"
+
+
+def _describe(e: ast.Expr) -> str:
+    """How to name an expression in a message."""
+    if isinstance(e, ast.Var):
+        return f"`{e.name}`"
+    head, k = _callee(e)
+    if head is not None and isinstance(e, ast.App):
+        return f"`{head}` applied to {k - 1} argument{'s' if k > 2 else ''}"
+    if head is not None:
+        return f"`{head}` with its level"
+    return "this expression"
+
+
+_DISPATCH = {
+    ast.IntLit: _Checker._int,
+    ast.FloatLit: _Checker._float,
+    ast.DoubleLit: _Checker._double,
+    ast.BoolLit: _Checker._bool,
+    ast.HwParam: _Checker._hw,
+    ast.Var: _Checker._var,
+    ast.Lam: _Checker._lam,
+    ast.LevelLam: _Checker._level_lam,
+    ast.App: _Checker._app,
+    ast.LevelApp: _Checker._level_app,
+    ast.Let: _Checker._let,
+    ast.If: _Checker._if,
+    ast.Pair: _Checker._pair,
+    ast.ArrayLit: _Checker._array,
+    ast.BinOp: _Checker._binop,
+    ast.UnOp: _Checker._unop,
+}

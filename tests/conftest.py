@@ -1,0 +1,51 @@
+"""Shared test fixtures.
+
+* `cl_device`: a test that takes it runs once on every OpenCL device present
+  except Oclgrind (pyopencl's PYOPENCL_TEST habit), and is skipped when
+  there is none.  Oclgrind runs go through `fcl.runtime.oclgrind`.
+* `--update-golden`: golden-file tests rewrite their expected files instead
+  of comparing (fixture `update_golden`).
+"""
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="rewrite golden files instead of comparing with them")
+
+
+@pytest.fixture
+def update_golden(request) -> bool:
+    return request.config.getoption("--update-golden")
+
+
+def _test_devices() -> list:
+    try:
+        import pyopencl as cl
+        platforms = cl.get_platforms()
+    except Exception:
+        return []
+    return [d for p in platforms if "oclgrind" not in p.name.lower() for d in p.get_devices()]
+
+
+def pytest_generate_tests(metafunc):
+    if "cl_device" in metafunc.fixturenames:
+        devices = _test_devices()
+        if devices:
+            metafunc.parametrize("cl_device", devices, ids=[d.name.strip() for d in devices])
+        else:
+            metafunc.parametrize("cl_device", [pytest.param(
+                None, marks=pytest.mark.skip(reason="no OpenCL device"))])
+
+
+@pytest.fixture
+def repo_env():
+    """os.environ for a child process that must import this checkout's `fcl`."""
+    import os
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    return env
