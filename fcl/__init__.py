@@ -1,6 +1,17 @@
-"""FCL: a low-level functional GPU kernel language (facade; filled in by the integration step)."""
+"""FCL: a low-level functional GPU kernel language.
+
+    prog = fcl.load_file("examples/reverse.fcl")      # or fcl.load(text)
+    prog.type_of("revDistribute")                     # canonical type string
+    prog.evaluate("revDistribute", 4, [1, 2, 3, 4])   # reference evaluator
+    kernel = prog.compile("revDistribute", block_size=256)
+    kernel.opencl_source; kernel(4, np.arange(16, dtype=np.int32))
+
+Errors are `FCLError` subclasses with a source location.
+"""
 from fcl.errors import (ArgumentError, CompileError, CompilerBug, EvalError, FCLError,
                         ParseError, TypeCheckError)
+from fcl.program import Kernel, Program, load, load_file
+from fcl.resources import prelude_path
 
-__all__ = ["FCLError", "ParseError", "TypeCheckError", "EvalError", "CompileError",
-           "ArgumentError", "CompilerBug"]
+__all__ = ["load", "load_file", "Program", "Kernel", "prelude_path", "FCLError", "ParseError",
+           "TypeCheckError", "EvalError", "CompileError", "ArgumentError", "CompilerBug"]

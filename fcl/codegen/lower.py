@@ -217,7 +217,8 @@ class Lowerer:
             d = self.decls[name]
             return self.ev(ctx, {}, d.value)
         if name in self.prims:
-            return self.prims[name]
+            prim = self.prims[name]
+            return with_span(prim, span) if name in SPANNED else prim
         raise CompileError(f"unbound name `{name}` during compilation", span)
 
     def ev_Lam(self, ctx, env, e):
@@ -307,6 +308,25 @@ class Lowerer:
 BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "div": "div", "%": "mod", "mod": "mod",
           "<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne", "&&": "and",
           "||": "or", "&": "band", "|": "bor", "^": "bxor", "<<": "shl", ">>": "shr"}
+
+
+SPANNED = frozenset({"force", "while", "push", "concat", "interleave", "foldl"})
+
+
+def with_span(v: SVal, span) -> SVal:
+    """A primitive whose applications report (and place buffers at) the span of its name."""
+    def at(ctx, thunk):
+        saved = ctx.b.span
+        ctx.b.span = span
+        try:
+            return thunk()
+        finally:
+            ctx.b.span = saved
+    if isinstance(v, SFun):
+        return SFun(lambda c, x: at(c, lambda: with_span(v.f(c, x), span)), v.name)
+    if isinstance(v, SLevelFun):
+        return SLevelFun(lambda c, lvl: at(c, lambda: with_span(v.f(c, lvl), span)))
+    return v
 
 
 def apply(ctx: Ctx, fn: SVal, arg: SVal) -> SVal:
@@ -685,8 +705,9 @@ def primitives(lw: Lowerer) -> dict[str, SVal]:
 SCALAR_TYPES = {"int", "float", "double", "bool"}
 
 
-def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], entry_span=None) -> K.KProgram:
-    """Compile declaration `name`, applied to arguments of `arg_types`, to a KProgram."""
+def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], entry_span=None):
+    """Compile declaration `name`, applied to arguments of `arg_types`:
+    (KProgram, {buffer name: span of the force/while it holds})."""
     lw = Lowerer(decls, hw)
     b = Builder(hw)
     b.span = entry_span
@@ -698,7 +719,8 @@ def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], e
         value = apply(ctx, value, a)
     output = emit_result(ctx, value, name, {p.name for p in params})
     b.finish()
-    return assemble(b, name, params, inputs, layout, output, hw)
+    kprog = assemble(b, name, params, inputs, layout, output, hw)
+    return kprog, {n: r.span for n, r in b.bufs.items()}
 
 
 def entry_arg(b: Builder, t: T.Type, k: int, params, inputs, layout) -> SVal:

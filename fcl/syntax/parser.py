@@ -474,7 +474,7 @@ _DESCRIPTIONS = {
     "expr": (2, "an expression"), "operand": (2, "an expression"),
     "scheme": (2, "a type"), "type": (2, "a type"),
     "level": (2, "a level"), "string": (2, "a file name in double quotes"),
-    "ident": (3, "a name"), "langle": (4, "`<`"),
+    "ident": (3, "a name"),
     "decl": (5, "a declaration (`fun`, `val`, `sig` or `include`)"),
     "eof": (6, "end of input"),
 }

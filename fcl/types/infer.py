@@ -404,16 +404,10 @@ class _Checker:
         except Mismatch as m:
             failure = m
         self.sub.restore(snap)
+        general = self._unifies(self.instantiate(sig, decl.name), t)
+        self.sub.restore(snap)
         self.sub.default_numeric()
-        inferred = self.generalize_all(t)
-        namer = Namer()
-        sig_text, inf_text = format_scheme(sig), format_scheme(inferred, namer)
-        flexible = self.instantiate(sig, decl.name)
-        try:
-            self.sub.unify(flexible, t)
-            general = True
-        except Mismatch:
-            general = False
+        sig_text, inf_text = format_scheme(sig), format_scheme(self.generalize_all(t))
         if general:
             msg = (f"the signature of `{decl.name}` is more general than its definition: the "
                    f"signature says {sig_text}, but the definition only has type {inf_text}")
@@ -421,6 +415,13 @@ class _Checker:
             msg = (f"the signature of `{decl.name}` does not match its definition: the signature "
                    f"says {sig_text}, but the definition has type {inf_text}")
         raise TypeCheckError(msg, decl.span, _signature_notes(failure, self.sub))
+
+    def _unifies(self, expected: Type, found: Type) -> bool:
+        try:
+            self.sub.unify(expected, found)
+            return True
+        except Mismatch:
+            return False
 
     # -- expressions
 
@@ -640,7 +641,8 @@ class _Checker:
         g_arg, g_res = self._as_function(tg, e.right)
         f_arg, f_res = self._as_function(tf, e.left)
         self._unify_at(f_arg, g_res, e.right.span,
-                       "in `f . g`, the result of `g` (right) must fit the argument of `f` (left)")
+                       "the two sides of `.` do not fit together: the right function's result must "
+                       "be the left function's argument")
         return TFunT(g_arg, f_res)
 
     # -- errors

@@ -73,6 +73,10 @@ def level_name(level: Level) -> str:
 class Type:
     """Base class of types."""
 
+    def __str__(self) -> str:
+        from fcl.types.printer import format_type
+        return format_type(self)
+
 
 @dataclass(frozen=True)
 class TCon(Type):
@@ -129,3 +133,7 @@ class Scheme:
     lvars: tuple[str, ...]
     tvars: tuple[str, ...]
     body: Type
+
+    def __str__(self) -> str:
+        from fcl.types.printer import format_scheme
+        return format_scheme(self)

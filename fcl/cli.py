@@ -1,0 +1,205 @@
+"""`fclc`: the command line (interface.md).  Calls only the facade (fcl.program)
+and fcl.values.  A mistake in the user's program or arguments prints a located
+diagnostic and exits 1; a problem with the environment exits 2; a bug in FCL
+itself prints one line saying so and exits 3.  Never a Python traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+
+import numpy as np
+
+from fcl.errors import CompilerBug, EnvironmentProblem, FCLError
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 1
+    try:
+        return args.func(args) or 0
+    except FCLError as e:
+        print(e.render(), file=sys.stderr)
+        return 1
+    except EnvironmentProblem as e:
+        print(f"fclc: {e}", file=sys.stderr)
+        return 2
+    except CompilerBug as e:
+        print(f"fclc: internal compiler error (a bug in FCL, please report it): {e}", file=sys.stderr)
+        return 3
+    except KeyboardInterrupt:
+        print("fclc: interrupted", file=sys.stderr)
+        return 130
+    except RecursionError:
+        print("fclc: the program nests too deeply for this implementation", file=sys.stderr)
+        return 1
+    except Exception as e:  # noqa: BLE001 - the last line of defence against tracebacks
+        print(f"fclc: internal error (a bug in FCL, please report it): {type(e).__name__}: {e}",
+              file=sys.stderr)
+        return 3
+
+
+# ---------------------------------------------------------------- argument parsing
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--no-prelude", action="store_true", help="do not load prelude/prelude.fcl")
+    common.add_argument("--block-size", type=int, default=None, metavar="N", help="#BlockSize (default 256)")
+    common.add_argument("--warp-size", type=int, default=None, metavar="N", help="#WarpSize (default 32)")
+    common.add_argument("--num-groups", type=int, default=None, metavar="N",
+                        help="#NumGroups, the most work-groups launched (default 1024)")
+    common.add_argument("--device", default=None, metavar="SUBSTRING",
+                        help="OpenCL device by platform or device name (default: PYOPENCL_CTX, else the first CPU device)")
+    common.add_argument("--seed", type=int, default=None, help="seed for random:N arguments")
+
+    p = argparse.ArgumentParser(prog="fclc", description="FCL: low-level functional GPU kernels")
+    sub = p.add_subparsers(dest="command")
+
+    c = sub.add_parser("check", parents=[common], help="parse and type-check; print each declaration's type")
+    c.add_argument("file")
+    c.set_defaults(func=cmd_check)
+
+    for name, func, text in (("eval", cmd_eval, "run with the reference evaluator"),
+                             ("run", cmd_run, "compile and run on an OpenCL device"),
+                             ("bench", cmd_bench, "time the compiled kernels (median of runs)")):
+        e = sub.add_parser(name, parents=[common], help=text)
+        e.add_argument("file")
+        e.add_argument("-e", "--entry", required=True, metavar="NAME")
+        e.add_argument("args", nargs="*", metavar="ARG")
+        e.add_argument("-o", "--output", metavar="OUT.npy", help="write an array result to a .npy file")
+        if name == "eval":
+            e.add_argument("--cost", action="store_true", help="also print work, span, memory traffic, barriers")
+        if name == "bench":
+            e.add_argument("--repeat", type=int, default=20, help="timed runs (default 20)")
+        e.set_defaults(func=func)
+
+    k = sub.add_parser("compile", parents=[common], help="compile to OpenCL C")
+    k.add_argument("file")
+    k.add_argument("-e", "--entry", required=True, metavar="NAME", action="append")
+    k.add_argument("-o", "--output", metavar="OUT")
+    k.add_argument("--emit", choices=("cl", "py", "json"), default="cl")
+    k.add_argument("--explain", action="store_true", help="print the launch plan")
+    k.add_argument("--dump", choices=("ast", "types", "kir", "cl"), help="print an intermediate form")
+    k.set_defaults(func=cmd_compile)
+
+    t = sub.add_parser("test", parents=[common], help="run the test blocks of FILEs")
+    t.add_argument("files", nargs="+", metavar="FILE")
+    t.add_argument("--evaluator-only", action="store_true", help="do not run on the OpenCL device")
+    t.set_defaults(func=cmd_test)
+
+    r = sub.add_parser("repl", parents=[common], help="interactive session")
+    r.add_argument("file", nargs="?")
+    r.set_defaults(func=cmd_repl)
+    return p
+
+
+# ---------------------------------------------------------------- commands
+
+def load(args, path=None):
+    import fcl
+    return fcl.load_file(path or args.file, prelude=not args.no_prelude)
+
+
+def hw_options(args) -> dict:
+    return {"block_size": args.block_size, "warp_size": args.warp_size, "num_groups": args.num_groups}
+
+
+def parse_args(args) -> list:
+    from fcl.values import parse_arg
+    return [parse_arg(text, seed=args.seed, position=k + 1) for k, text in enumerate(args.args)]
+
+
+def cmd_check(args):
+    prog = load(args)
+    for name, scheme in prog.declarations():
+        print(f"{name} : {scheme}")
+
+
+def cmd_eval(args):
+    prog = load(args)
+    values = parse_args(args)
+    result, report = prog.evaluate_with_cost(args.entry, *values, cost=args.cost, **hw_options(args))
+    emit_result(args, result)
+    if args.cost and report is not None:
+        print(report.format())
+
+
+def cmd_run(args):
+    prog = load(args)
+    values = parse_args(args)
+    kernel = prog.compile(args.entry, device=args.device, **hw_options(args))
+    emit_result(args, kernel(*values))
+
+
+def cmd_bench(args):
+    prog = load(args)
+    values = parse_args(args)
+    kernel = prog.compile(args.entry, device=args.device, **hw_options(args))
+    result = kernel(*values)
+    times = kernel.time(*values, repeat=max(1, args.repeat))
+    median = statistics.median(times)
+    moved = sum(np.asarray(v).nbytes for v in values if isinstance(v, np.ndarray)) + np.asarray(result).nbytes
+    print(f"{args.entry}: median {median * 1e6:.1f} us over {len(times)} runs "
+          f"(min {min(times) * 1e6:.1f} us), {moved / median / 1e9:.2f} GB/s effective "
+          f"({moved} bytes read and written)")
+
+
+def emit_result(args, result):
+    from fcl.values import format_value
+    if getattr(args, "output", None):
+        if not isinstance(result, np.ndarray):
+            from fcl.errors import ArgumentError
+            raise ArgumentError(f"-o {args.output}: the result is not a one-dimensional array")
+        np.save(args.output, result)
+        return
+    print(format_value(result))
+
+
+def cmd_compile(args):
+    prog = load(args)
+    if args.dump == "ast":
+        from fcl.syntax import print_program
+        print(print_program(prog.ast))
+        return
+    if args.dump == "types":
+        for name, scheme in prog.declarations():
+            print(f"{name} : {scheme}")
+        return
+    kernels = [prog.compile(name, device=args.device, **hw_options(args)) for name in args.entry]
+    if args.dump == "kir":
+        print("\n\n".join(k.kir() for k in kernels))
+        return
+    if args.explain:
+        print("\n\n".join(k.explain() for k in kernels))
+        return
+    if args.emit == "py":
+        from fcl.codegen.pymodule import emit_module
+        text = emit_module([k.plan for k in kernels], [k.opencl_source for k in kernels], args.file)
+    elif args.emit == "json":
+        text = kernels[0].plan_json() if len(kernels) == 1 else "[\n" + ",\n".join(k.plan_json() for k in kernels) + "\n]"
+    else:
+        text = "\n".join(k.opencl_source for k in kernels)
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write(text)
+    else:
+        print(text, end="" if text.endswith("\n") else "\n")
+
+
+def cmd_test(args):
+    from fcl.testrun import run_test_files
+    return run_test_files(args.files, prelude=not args.no_prelude, device=None if args.evaluator_only else (args.device or ""),
+                          hw=hw_options(args), seed=args.seed)
+
+
+def cmd_repl(args):
+    from fcl.repl import run_repl
+    return run_repl(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,315 @@
+"""The facade: a loaded, type-checked program, and its compiled kernels.
+
+`load(text)` / `load_file(path)` -> `Program` (parse, expand includes, check);
+`Program.type_of/evaluate/evaluate_with_cost/compile`; `Kernel` is a callable
+compiled entry point, specialised to the element types of its arguments.
+The CLI and the REPL call only this module (and fcl.values for literals).
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+import numpy as np
+
+from fcl.errors import ArgumentError, FCLError, NO_SPAN
+from fcl.syntax import ast as A
+from fcl.types import types as T
+
+DEFAULT_HW = {"#BlockSize": 256, "#WarpSize": 32, "#NumGroups": 1024}
+
+
+@lru_cache(maxsize=1)
+def prelude_decls() -> tuple:
+    """The prelude's declarations, parsed once per process."""
+    from fcl.resources import prelude_path
+    from fcl.syntax import parse_program
+    path = prelude_path()
+    return parse_program(path.read_text(), str(path)).decls
+
+
+def hardware(block_size=None, warp_size=None, num_groups=None) -> dict[str, int]:
+    """The hardware parameters, checked: positive, block a multiple of the warp."""
+    hw = dict(DEFAULT_HW)
+    for key, value in (("#BlockSize", block_size), ("#WarpSize", warp_size), ("#NumGroups", num_groups)):
+        if value is not None:
+            if int(value) <= 0:
+                raise ArgumentError(f"{key} must be positive, not {value}")
+            hw[key] = int(value)
+    if hw["#BlockSize"] % hw["#WarpSize"]:
+        raise ArgumentError(f"#BlockSize ({hw['#BlockSize']}) must be a multiple of #WarpSize ({hw['#WarpSize']})")
+    return hw
+
+
+class Program:
+    """A parsed and type-checked FCL program (with or without the prelude)."""
+
+    def __init__(self, program: A.Program, prelude: bool = True):
+        from fcl.types import builtins_env, check_program, prelude_env
+        self.ast = program
+        self.prelude = prelude
+        self.checked = check_program(program, prelude_env() if prelude else builtins_env())
+        self.decls = (prelude_decls() if prelude else ()) + tuple(program.decls)
+        self._evaluators: dict = {}
+
+    # ------------------------------------------------------------ types
+
+    def names(self) -> list[str]:
+        """The program's own declarations, in order."""
+        return list(self.checked.schemes)
+
+    def declarations(self) -> list[tuple[str, str]]:
+        """(name, canonical scheme) for every declaration of the file, in order."""
+        from fcl.types import format_scheme
+        return [(n, format_scheme(s)) for n, s in self.checked.decls]
+
+    def scheme(self, name: str) -> T.Scheme:
+        s = self.checked.env.lookup(name)
+        if s is None:
+            import difflib
+            close = difflib.get_close_matches(name, self.checked.env.names(), n=3)
+            hint = f"; did you mean {', '.join(f'`{c}`' for c in close)}?" if close else ""
+            raise ArgumentError(f"no declaration named `{name}`{hint}")
+        return s
+
+    def type_of(self, name: str) -> str:
+        """The canonical type of `name`, without its `forall` prefix."""
+        from fcl.types import format_scheme
+        text = format_scheme(self.scheme(name))
+        return text.split(". ", 1)[1] if text.startswith("forall ") else text
+
+    def scheme_of(self, name: str) -> str:
+        """The canonical scheme of `name` (`forall ... . type`)."""
+        from fcl.types import format_scheme
+        return format_scheme(self.scheme(name))
+
+    def param_types(self, name: str, nargs: int) -> list[T.Type]:
+        """The parameter types of entry `name` applied to `nargs` arguments."""
+        t = self.scheme(name).body
+        if isinstance(t, T.TLevelFunT):
+            raise ArgumentError(f"`{name}` takes a level first (it is level-polymorphic); an entry "
+                                f"point must have a fixed level", self.span_of(name))
+        params = []
+        while isinstance(t, T.TFunT):
+            params.append(t.arg)
+            t = t.res
+        if nargs != len(params):
+            raise ArgumentError(f"`{name}` takes {len(params)} argument{'s' * (len(params) != 1)} "
+                                f"but {nargs} {'were' if nargs != 1 else 'was'} given", self.span_of(name))
+        return params
+
+    def span_of(self, name: str):
+        for d in reversed(self.ast.decls):
+            if isinstance(d, A.Val) and d.name == name:
+                return d.name_span if d.name_span is not NO_SPAN else d.span
+        return None
+
+    def coerce(self, name: str, args) -> list:
+        from fcl.values import coerce_arg
+        types = self.param_types(name, len(args))
+        return [coerce_arg(a, t, k + 1) for k, (t, a) in enumerate(zip(types, args))]
+
+    # ------------------------------------------------------------ evaluation
+
+    def evaluator(self, hw: dict):
+        from fcl.eval import Evaluator
+        key = tuple(sorted(hw.items()))
+        if key not in self._evaluators:
+            self._evaluators[key] = Evaluator(list(self.decls), hw)
+        return self._evaluators[key]
+
+    def evaluate(self, name: str, *args, block_size=None, warp_size=None, num_groups=None):
+        """Run `name` on `args` with the reference evaluator."""
+        return self.evaluate_with_cost(name, *args, block_size=block_size, warp_size=warp_size,
+                                       num_groups=num_groups, cost=False)[0]
+
+    def evaluate_with_cost(self, name: str, *args, block_size=None, warp_size=None, num_groups=None,
+                           cost: bool = True):
+        """(result, CostReport) of `name` on `args` under the reference evaluator."""
+        self.scheme(name)
+        values = self.coerce(name, list(args))
+        ev = self.evaluator(hardware(block_size, warp_size, num_groups))
+        return ev.run(name, values, cost=cost)
+
+    # ------------------------------------------------------------ compilation
+
+    def compile(self, name: str, block_size=None, warp_size=None, num_groups=None, device=None) -> "Kernel":
+        """A callable kernel for entry `name` (OpenCL, built on first use per argument types)."""
+        self.scheme(name)
+        return Kernel(self, name, hardware(block_size, warp_size, num_groups), device)
+
+
+class Kernel:
+    """A compiled entry point: `kernel(*args)` runs it on the OpenCL device."""
+
+    def __init__(self, program: Program, name: str, hw: dict, device_spec=None):
+        self.program = program
+        self.name = name
+        self.hw = hw
+        self.device_spec = device_spec
+        self._specs: dict = {}
+        self._last = None
+
+    def specialise(self, arg_types: tuple):
+        """(KProgram, OpenCL source, spans) for concrete argument types, cached."""
+        from fcl.codegen.lower import lower_entry
+        from fcl.codegen.opencl import render
+        if arg_types not in self._specs:
+            kprog, spans = lower_entry(list(self.program.decls), self.name, list(arg_types), self.hw,
+                                       self.program.span_of(self.name))
+            self._specs[arg_types] = (kprog, render(kprog), spans)
+        self._last = arg_types
+        return self._specs[arg_types]
+
+    def default_types(self) -> tuple:
+        """Parameter types with every type variable taken as int."""
+        scheme = self.program.scheme(self.name)
+        t, params = scheme.body, []
+        while isinstance(t, T.TFunT):
+            params.append(t.arg)
+            t = t.res
+        return tuple(default_type(p) for p in params)
+
+    def current(self):
+        return self.specialise(self._last if self._last is not None else self.default_types())
+
+    @property
+    def opencl_source(self) -> str:
+        return self.current()[1]
+
+    @property
+    def plan(self):
+        return self.current()[0]
+
+    def kir(self) -> str:
+        from fcl.codegen.kir import format_program
+        return format_program(self.plan)
+
+    def explain(self) -> str:
+        return explain(self.plan)
+
+    def plan_json(self) -> str:
+        return plan_json(self.plan)
+
+    def launcher(self, args: list):
+        from fcl.runtime.device import choose_device
+        from fcl.runtime.launch import Launcher
+        types = tuple(value_type(a) for a in args)
+        kprog, source, spans = self.specialise(types)
+        device = choose_device(self.device_spec)
+        key = ("launcher", types, device.int_ptr)
+        if key not in self._specs:
+            self._specs[key] = Launcher(kprog, source, device, spans)
+        return self._specs[key]
+
+    def run(self, *args):
+        """(result, [(kernel name, seconds)]) on the device."""
+        values = self.program.coerce(self.name, list(args))
+        return self.launcher(values).run(values)
+
+    def __call__(self, *args):
+        return self.run(*args)[0]
+
+    def time(self, *args, repeat: int = 10) -> list[float]:
+        """Kernel seconds (profiling events, all kernels of one run summed) of `repeat` runs."""
+        values = self.program.coerce(self.name, list(args))
+        return self.launcher(values).time(values, repeat)
+
+
+def default_type(t: T.Type) -> T.Type:
+    if isinstance(t, T.TVarT):
+        return T.INT
+    if isinstance(t, T.TPullT):
+        return T.TPullT(default_type(t.elem))
+    if isinstance(t, T.TPairT):
+        return T.TPairT(default_type(t.fst), default_type(t.snd))
+    return t
+
+
+SCALAR_OF_DTYPE = {np.dtype(np.int32): T.INT, np.dtype(np.float32): T.FLOAT,
+                   np.dtype(np.float64): T.DOUBLE, np.dtype(np.bool_): T.BOOL}
+
+
+def value_type(v) -> T.Type:
+    """The FCL type of a coerced argument value."""
+    if isinstance(v, (bool, np.bool_)):
+        return T.BOOL
+    if isinstance(v, np.float32):
+        return T.FLOAT
+    if isinstance(v, (int, np.integer)):
+        return T.INT
+    if isinstance(v, float):
+        return T.DOUBLE
+    if isinstance(v, np.ndarray):
+        return T.TPullT(SCALAR_OF_DTYPE.get(v.dtype, T.INT))
+    if isinstance(v, tuple):
+        return T.TPairT(value_type(v[0]), value_type(v[1]))
+    if isinstance(v, list):
+        return T.TPullT(value_type(v[0]) if v else T.INT)
+    raise ArgumentError(f"cannot pass a {type(v).__name__} to a kernel")
+
+
+# ---------------------------------------------------------------- plans as text and JSON
+
+def explain(kp) -> str:
+    """The launch plan in words: kernels, launch sizes, buffers, barriers."""
+    from fcl.codegen.kir import format_expr
+    lines = [f"entry {kp.entry}: {len(kp.kernels)} kernel{'s' * (len(kp.kernels) != 1)}, "
+             f"#BlockSize {kp.block_size}, #WarpSize {kp.warp_size}, #NumGroups {kp.num_groups}"]
+    lines.append("global buffers:")
+    for b in kp.buffers:
+        lines.append(f"  {b.name:<10} {b.ty}[{format_expr(b.size)}]  {b.role}: {b.origin}")
+    for k in kp.kernels:
+        groups = " , ".join(format_expr(g) for g in k.groups)
+        launch = f"min(#NumGroups, max(1, {groups}))" if k.groups else "1"
+        lines.append(f"kernel {k.name}: {launch} work-groups x {kp.block_size} work-items, "
+                     f"{k.barriers} barrier{'s' * (k.barriers != 1)}")
+        for b in k.locals_ + k.privates:
+            per = f" per {b.per}" if b.per else ""
+            level = {"private": "thread", "local": "warp" if b.per == "warp" else "block"}[b.space]
+            if b.per == "thread":
+                level = "thread"
+            lines.append(f"  {b.space:<7} {b.name:<6} {b.ty}[{format_expr(b.size)}]{per}  "
+                         f"({level} level, {b.origin})")
+    lines.append(f"result: {kp.output.kind} in {kp.output.buf}, length {format_expr(kp.output.length)}")
+    return "\n".join(lines)
+
+
+def plan_json(kp) -> str:
+    from fcl.codegen.kir import format_expr
+
+    def buf(b):
+        return {"name": b.name, "space": b.space, "type": b.ty, "size": format_expr(b.size),
+                "per": b.per or None, "role": b.role, "holds": b.origin}
+    doc = {
+        "entry": kp.entry, "block_size": kp.block_size, "warp_size": kp.warp_size,
+        "num_groups": kp.num_groups,
+        "params": [{"name": p.name, "type": p.ty} for p in kp.params],
+        "arguments": [list(x) for x in kp.arg_layout],
+        "buffers": [buf(b) for b in kp.buffers],
+        "kernels": [{"name": k.name, "groups": [format_expr(g) for g in k.groups], "barriers": k.barriers,
+                     "local": [buf(b) for b in k.locals_], "private": [buf(b) for b in k.privates]}
+                    for k in kp.kernels],
+        "result": {"kind": kp.output.kind, "buffer": kp.output.buf, "type": kp.output.ty,
+                   "length": format_expr(kp.output.length)},
+    }
+    return json.dumps(doc, indent=2)
+
+
+# ---------------------------------------------------------------- loading
+
+def load(text: str, name: str = "<string>", prelude: bool = True) -> Program:
+    """Parse and check program text (includes resolved from the current directory)."""
+    import os
+
+    from fcl.syntax import parse_program
+    from fcl.syntax.loader import _expand
+    program = parse_program(text, name)
+    decls = _expand(program, name, (os.path.realpath(name),))
+    return Program(A.Program(decls, program.span), prelude)
+
+
+def load_file(path, prelude: bool = True) -> Program:
+    """Parse (expanding includes) and check a .fcl file."""
+    from fcl.syntax import load_program
+    return Program(load_program(str(path)), prelude)
