@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from fcl.errors import FCLError
+from fcl.errors import CompilerBug, FCLError
 
 
 def run_test_files(files, prelude=True, device=None, hw=None, seed=None, out=sys.stdout) -> int:
@@ -76,6 +76,8 @@ def run_case(prog, case, device, hw, seed, kernels) -> tuple[bool, str]:
             result = kernels[key](*args)
         except FCLError as e:
             return False, f"device: {e.message}"
+        except CompilerBug as e:
+            return False, f"device: internal compiler error (a bug in FCL): {short(str(e), 300)}"
         if not values_equal(expected, result):
             return False, f"device gave {short(format_value(result))}, expected {short(case.expected)}"
         where.append("device")

@@ -303,6 +303,8 @@ def test_schemes():
     ("Int", "unknown type `Int`"),
     ("let", "keyword"),
     ("[a", "expected `]`"),
+    ("forall", "expected `.`"),
+    ("forall 'a [a]", "expected `.`"),
     ("(a, b", "expected `)`"),
     ("a ->", "expected a type"),
 ])
@@ -363,6 +365,10 @@ ERROR_CASES = [
     ("val x = (1, 2]", 1, 14, ["expected `)`", "found `]`"]),
     ("fun f x y\nval z = 2", 2, 1, ["expected `=`", "found keyword `val`"]),
     ("val x = push <block arr", 1, 21, ["expected `>`", "found `arr`"]),
+    ("fun f", 1, 6, ["unexpected end of input", "expected a name"]),
+    ("val g = fn", 1, 11, ["unexpected end of input", "expected a name"]),
+    ("val g = let", 1, 12, ["unexpected end of input", "expected a name"]),
+    ("val x = f <block", 1, 17, ["unexpected end of input", "expected `>`"]),
     ("include abc", 1, 9, ["expected a file name in double quotes", "found `abc`"]),
     ("sig f :\n", 1, 8, ["unexpected end of input", "expected a type"]),
     ("val x = in 3", 1, 9, ["expected an expression after `=`", "found keyword `in`"]),
@@ -400,7 +406,7 @@ def test_conformance_error_part():
 def test_parse_expr_requires_whole_input():
     with pytest.raises(ParseError, match="unmatched `\\)`"):
         parse_expr("f x )")
-    with pytest.raises(ParseError, match="expected end of input, found `=`"):
+    with pytest.raises(ParseError, match="expected end of input, found `y`"):
         parse_expr("(f x) [1]\n  y <block> = 3")
     with pytest.raises(ParseError):
         parse_expr("")

@@ -1,5 +1,4 @@
 """Type checker: golden schemes, polymorphism, levels, kinds, signatures, located errors."""
-import re
 import time
 from pathlib import Path
 
@@ -618,3 +617,30 @@ def test_timing_prelude_plus_200_lines(capsys):
         print(f"\n[timing] prelude parse+check {1000 * (t1 - t0):.1f} ms; 200-line program parse "
               f"{1000 * (t2 - t1):.1f} ms, check {1000 * (t3 - t2):.1f} ms; total "
               f"{1000 * (t3 - t0):.1f} ms")
+
+
+# ---------------------------------------------------------------- more forms
+
+
+def test_let_bound_level_abstraction_is_polymorphic():
+    got = types_of("val q = let s = fn <l> => fn a => push <l> a\n"
+                   "        in (lengthPush (s <block> (iota 3)), lengthPush (s <warp> [true]))")
+    assert got == {"q": "(int, int)"}
+
+
+def test_sig_with_forall_and_value_declarations():
+    got = types_of("sig f : forall 'a. 'a -> 'a\nval f = fn x => x\n"
+                   "sig p : <k> -> [a] -> [a]<k>\nval p = push")
+    assert got == {"f": "forall 'a. 'a -> 'a", "p": "forall 'a. <k> -> ['a] -> ['a]<k>"}
+
+
+def test_sig_level_is_not_bound_in_body_hint():
+    err = error_of("sig step : <lvl> -> (a -> a -> a) -> [a] -> [a]<lvl>\n"
+                   "fun step f arr = let x = halve arr in push <lvl> (zipWith f (fst x) (snd x))")
+    assert where(err) == (2, 45) and "unbound level variable" in err.message
+    assert any("fun step <lvl>" in n for n in err.notes)
+
+
+def test_polymorphic_equality_in_let():
+    assert types_of("val e = let eq = fn x => fn y => x == y in (eq 1 2, eq true false)") == {
+        "e": "(bool, bool)"}

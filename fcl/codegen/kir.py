@@ -185,6 +185,14 @@ class SwapPtr(Stmt):
 
 
 @dataclass(frozen=True)
+class AtomicOr(Stmt):
+    """atomic_or(&buf[index], value) on a local int (a work-group wide "any")."""
+    buf: str
+    index: Expr
+    value: Expr
+
+
+@dataclass(frozen=True)
 class Comment(Stmt):
     text: str
 
@@ -442,7 +450,7 @@ def stmt_exprs(s: Stmt) -> tuple[Expr, ...]:
         return (s.expr,)
     if isinstance(s, DeclVar):
         return (s.init,)
-    if isinstance(s, Store):
+    if isinstance(s, (Store, AtomicOr)):
         return (s.index, s.value)
     if isinstance(s, (SeqFor, ParFor, PartFor)):
         return (s.count,)
@@ -461,7 +469,7 @@ def buffers_used(stmts) -> set[str]:
     """Names of buffers and pointer variables read or written in `stmts`."""
     names = set()
     for s in walk_stmts(stmts):
-        if isinstance(s, Store):
+        if isinstance(s, (Store, AtomicOr)):
             names.add(s.buf)
         if isinstance(s, DeclPtr):
             names.add(s.init)
@@ -553,6 +561,8 @@ def _format_head(s: Stmt) -> str:
         return f"if {format_expr(s.cond)}"
     if isinstance(s, Loop):
         return "loop"
+    if isinstance(s, AtomicOr):
+        return f"atomic_or {s.buf}[{format_expr(s.index)}] {format_expr(s.value)}"
     if isinstance(s, Barrier):
         return f"barrier  // {s.why}" if s.why else "barrier"
     if isinstance(s, DeclPtr):

@@ -110,6 +110,12 @@ class Builder:
         self.privates: list[BufRec] = []
         self.span: Span | None = None
         self.bufs: dict[str, BufRec] = {}
+        self.params: set[str] = set()
+
+    def host_computable(self, e: K.Expr) -> bool:
+        """True when the host can compute `e` from the arguments (sizes stay so)."""
+        return (K.free_params(e) <= self.params
+                and not any(isinstance(x, (K.Load, K.HwId)) for x in K.walk_expr(e)))
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -157,7 +163,7 @@ class Ctx:
 
     def bind(self, e: K.Expr, prefix: str = "t") -> K.Expr:
         """Name a non-trivial expression once (never at a kernel's top level)."""
-        if self.top or isinstance(e, (K.Const, K.Var, K.HwId)):
+        if self.top or isinstance(e, (K.Const, K.Var, K.HwId)) or self.b.host_computable(e):
             return e
         name = self.b.fresh(prefix)
         self.emit(K.Let(name, e))
@@ -465,6 +471,10 @@ def placement(ctx: Ctx, level: int, n: K.Expr, what: str, role: str):
     """Allocate memory for a `level`-level array of n elements: (buffer, base offset expr)."""
     b = ctx.b
     origin = origin_of(b.span, what)
+    if not b.dry and not b.host_computable(n):
+        raise ctx.error(f"the size of the array this {what} stores ({K.format_expr(n)}) depends on "
+                        f"values computed inside the kernel; the host must know it to allocate memory",
+                        ["make the size depend only on the arguments and constants"])
     if level == GRID:
         return b.buffer("global", n, origin, role), K.cint(0)
     if level == BLOCK:
@@ -554,10 +564,14 @@ def _check_step(ctx, nxt, level, size):
 
 
 def _dynamic_while(ctx, cond, step, bufs, base, n, level) -> SPull:
-    if level in (GRID, WARP):
-        raise ctx.error(f"a while at {LEVEL_NAMES[level]} level whose condition depends on run-time "
-                        f"values is not supported by the code generator yet",
-                        ["sizes known at compile time give an unrolled loop; use block or thread level"])
+    """A run-time loop over a ping-pong pair of pointers.  At block level the
+    condition is uniform over the work-group; at warp level every warp may stop
+    at a different step, so all warps loop while any warp goes on (a local flag
+    set with atomic_or) and each warp's step is guarded by its own condition."""
+    if level == GRID:
+        raise ctx.error("a while at grid level whose condition depends on run-time values is not "
+                        "supported by the code generator yet",
+                        ["sizes known at compile time give an unrolled sequence of kernels"])
     cur, other = bufs
     ty = cur.ty or other.ty or "int"
     cur.ty = other.ty = ty
@@ -576,10 +590,28 @@ def _dynamic_while(ctx, cond, step, bufs, base, n, level) -> SPull:
     new_len = body.bind(nxt.n, "newlen")
     ptr = BufRec(po, space, n, cur.origin, None, "while", ty=ty)
     nxt.run(body, store_writer(ptr, base))
-    sync(body, level, cur.origin)
-    body.emit(K.Assign(length, new_len))
-    body.emit(K.SwapPtr(pc, po))
-    ctx.emit(K.Loop(tuple(head.stmts), c, tuple(body.stmts)))
+    updates = [K.Assign(length, new_len), K.SwapPtr(pc, po)]
+    if level == WARP:
+        going = head.bind(c, "going")
+        if not isinstance(going, K.Var):
+            going = K.Var("bool", b.fresh("going"))
+            head.emit(K.Let(going.name, c))
+        flag = b.buffer("local", K.cint(1), origin_of(b.span, "while (any warp still stepping)"), "while")
+        flag.ty = "int"
+        anyv = b.fresh("anygoing")
+        head.emit(K.If(K.binop("eq", K.HwId("int", "lid"), K.cint(0)), (K.Store(flag.name, K.cint(0), K.cint(0)),)))
+        head.emit(K.Barrier("reset the while flag"))
+        head.emit(K.If(going, (K.AtomicOr(flag.name, K.cint(0), K.cint(1)),)))
+        head.emit(K.Barrier("every warp has voted"))
+        head.emit(K.Let(anyv, K.binop("ne", K.Load("int", flag.name, K.cint(0)), K.cint(0))))
+        steps = tuple(body.stmts) + tuple(updates)
+        body_stmts = (K.If(going, steps), K.Barrier(cur.origin))
+        ctx.emit(K.Loop(tuple(head.stmts), K.Var("bool", anyv), body_stmts))
+    else:
+        sync(body, level, cur.origin)
+        for u in updates:
+            body.emit(u)
+        ctx.emit(K.Loop(tuple(head.stmts), c, tuple(body.stmts)))
     return reader(pc, base, K.Var("int", length), lambda: ty)
 
 
@@ -652,6 +684,21 @@ def primitives(lw: Lowerer) -> dict[str, SVal]:
                      lambda c, w: arr.run(c, lambda c2, i, v: w(c2, i, as_scalar(c2, apply(c2, f, v)))),
                      arr.span)
 
+    def zip_with_push(ctx, f, a, p):
+        n = K.call("min", (a.n, p.n), "int")
+
+        def run(c, w):
+            def write(c2, i, v):
+                g = c2.sub()
+                w(g, i, as_scalar(g, apply2(g, f, a.at(g, i), v)))
+                if isinstance(n, K.Const) and isinstance(p.n, K.Const) and n.value >= p.n.value:
+                    for st in g.stmts:
+                        c2.emit(st)
+                else:
+                    c2.emit(K.If(K.lt(i, n), tuple(g.stmts)))
+            p.run(c, write)
+        return SPush(p.level, n, run, p.span)
+
     def push(ctx, level):
         return SFun(lambda c, arr: push_scheme(level, arr, span(c)), "push")
 
@@ -680,6 +727,7 @@ def primitives(lw: Lowerer) -> dict[str, SVal]:
         "index": curried(2, index, "index"),
         "mapPull": curried(2, map_pull, "mapPull"),
         "mapPush": curried(2, map_push, "mapPush"),
+        "zipWithPush": curried(3, zip_with_push, "zipWithPush"),
         "push": SLevelFun(push),
         "force": curried(1, force, "force"),
         "concat": curried(2, concat, "concat"),
@@ -714,6 +762,7 @@ def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], e
     ctx = Ctx(b, GRID, None, top=True)
     params, inputs, layout = [], [], []
     args = [entry_arg(b, t, k, params, inputs, layout) for k, t in enumerate(arg_types)]
+    b.params = {p.name for p in params}
     value = lw.global_value(ctx, name, entry_span)
     for a in args:
         value = apply(ctx, value, a)

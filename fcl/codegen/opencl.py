@@ -163,6 +163,8 @@ class OpenCLRenderer:
             return [f"{pad}{s.var} = {self.expr(s.expr)};"]
         if isinstance(s, K.Store):
             return [f"{pad}{s.buf}[{self.expr(s.index)}] = {self.store_value(s)};"]
+        if isinstance(s, K.AtomicOr):
+            return [f"{pad}atomic_or(&{s.buf}[{self.expr(s.index)}], {self.expr(s.value)});"]
         if isinstance(s, K.Barrier):
             why = f"  /* {s.why} */" if s.why else ""
             return [f"{pad}{self.barrier}{why}"]

@@ -299,7 +299,9 @@ class Machine:
         """while cond step init: force init, then force (step a) while cond a holds.
 
         One memory area (a ping-pong pair) serves every iteration, so the step
-        must never return a longer array than it was given."""
+        must never return a longer array than it was given.  The step is a pure
+        function of the array, so a step that gives back the same array while
+        the condition holds would loop for ever: that is reported as an error."""
         buf = self.force(init, span)
         level = self.level_of(init)
         while True:
@@ -315,8 +317,12 @@ class Machine:
             if nxt.length > buf.n:
                 raise EvalError(f"while: the step returned an array of length {nxt.length}, longer "
                                 f"than its input ({buf.n}): arrays never grow in while", span)
-            buf = self.force(nxt, span)
+            new = self.force(nxt, span)
             self.cost.while_iterations[level] += 1
+            if new.data == buf.data:
+                raise EvalError("while never terminates: the step returned the same array "
+                                f"(length {new.n}) and the condition still holds", span)
+            buf = new
 
     def run_foldl(self, f, acc, a: Pull, span):
         """foldl f acc a: a sequential loop in one thread (work and span at thread level)."""
@@ -768,3 +774,39 @@ class Evaluator:
         finally:
             sys.setrecursionlimit(limit)
         return result, (m.report() if cost else None)
+
+
+# ================================================================ conveniences
+
+_PRELUDE_CACHE: dict[str, tuple] = {}
+
+
+def prelude_decls() -> tuple:
+    """The prelude's declarations, parsed once per process."""
+    from fcl.resources import prelude_path
+    from fcl.syntax import parse_program
+
+    path = str(prelude_path())
+    if path not in _PRELUDE_CACHE:
+        with open(path, encoding="utf-8") as f:
+            _PRELUDE_CACHE[path] = parse_program(f.read(), path).decls
+    return _PRELUDE_CACHE[path]
+
+
+def evaluator_for_source(text: str, name: str = "<input>", hw: dict[str, int] | None = None,
+                         prelude: bool = True) -> Evaluator:
+    """Program text -> an Evaluator over the prelude (unless prelude=False) and the program.
+    No type checking is done here; includes are not allowed (use evaluator_for_file)."""
+    from fcl.syntax import parse_program
+
+    decls = parse_program(text, name).decls
+    return Evaluator((prelude_decls() if prelude else ()) + tuple(decls), hw)
+
+
+def evaluator_for_file(path: str, hw: dict[str, int] | None = None,
+                       prelude: bool = True) -> Evaluator:
+    """A .fcl file (includes expanded) -> an Evaluator over the prelude and its declarations."""
+    from fcl.syntax import load_program
+
+    decls = load_program(str(path)).decls
+    return Evaluator((prelude_decls() if prelude else ()) + tuple(decls), hw)

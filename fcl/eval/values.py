@@ -25,6 +25,7 @@ import numpy as np
 from fcl.errors import ArgumentError, EvalError
 from fcl.eval.cost import GLOBAL
 from fcl.eval.scalars import F32, INT_MAX, INT_MIN
+from fcl.values import EmptyArray
 
 LEVEL_NAMES = ("thread", "warp", "block", "grid")
 
@@ -217,6 +218,8 @@ def from_python(v, machine, where: str = "argument"):
         return Buffer(elems, GLOBAL, machine, count_reads=scalar)
     if isinstance(v, (Pull, Push)):
         return v
+    if isinstance(v, EmptyArray):
+        return Buffer([], GLOBAL, machine)
     raise ArgumentError(f"{where}: cannot pass a Python {type(v).__name__} to an FCL program")
 
 

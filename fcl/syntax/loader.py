@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from fcl.errors import ParseError, Source, Span
+from fcl.errors import ParseError, Span
 from fcl.syntax import ast as A
 from fcl.syntax.parser import parse_program
 
@@ -18,8 +18,13 @@ from fcl.syntax.parser import parse_program
 def load_program(path: str) -> A.Program:
     """File path -> Program with includes expanded; ParseError if the file
     (or an included one) cannot be read or parsed."""
-    text = _read(path, None)
-    program = parse_program(text, path)
+    return expand_includes(parse_program(_read(path, None), path), path)
+
+
+def expand_includes(program: A.Program, path: str) -> A.Program:
+    """A parsed Program and the path it was read from (or a name such as
+    `<string>`, then includes are relative to the current directory) -> the
+    Program with every `include` replaced by the included declarations."""
     decls = _expand(program, path, (os.path.realpath(path),))
     return A.Program(decls, program.span)
 
@@ -62,4 +67,4 @@ def _include(decl: A.Include, path: str, chain: tuple[str, ...]) -> tuple[A.Decl
     return _expand(program, target, chain + (real,))
 
 
-__all__ = ["load_program", "Source"]
+__all__ = ["load_program", "expand_includes"]

@@ -20,11 +20,12 @@ from dataclasses import dataclass
 import regex
 from parsimonious import Grammar
 from parsimonious.exceptions import ParseError as _PParseError
+from parsimonious.expressions import Quantifier
 from parsimonious.nodes import NodeVisitor
 
 from fcl.errors import CompilerBug, FCLError, ParseError, Source, Span
 from fcl.syntax import ast as A
-from fcl.syntax.grammar import GRAMMAR, KEYWORDS, LEVEL_KEYWORDS
+from fcl.syntax.grammar import GRAMMAR, KEYWORDS, LEVEL_KEYWORDS, TRIVIA
 
 _GRAMMAR = Grammar(GRAMMAR)
 
@@ -63,7 +64,7 @@ def _parse(rule: str, text: str, name: str):
     """Run one entry rule of the grammar and build its AST; only ParseError escapes."""
     source = Source(name, text)
     try:
-        with _deep_recursion():
+        with deep_recursion():
             tree = _match(rule, source)
             return _Builder(source).visit(tree)
     except FCLError:
@@ -82,7 +83,7 @@ _RECURSION_LIMIT = 12000  # about 700 nested parentheses or `let`s
 
 
 @contextmanager
-def _deep_recursion():
+def deep_recursion():
     """Raise Python's recursion limit while parsing (the parser and visitor recurse
     once per nesting level); restore it afterwards."""
     old = sys.getrecursionlimit()
@@ -118,6 +119,9 @@ class _FailureLog(_PParseError):
     @pos.setter
     def pos(self, value: int):
         name = getattr(self._pending, "name", "") or ""
+        if not name and isinstance(self._pending, Quantifier):
+            # at the end of the text a quantifier fails without trying its member
+            name = getattr(self._pending.members[0], "name", "") or ""
         if value > self._pos:
             self._pos, self.failed = value, set()
         if value == self._pos and name:
@@ -125,12 +129,18 @@ class _FailureLog(_PParseError):
 
 
 def _match(rule: str, source: Source):
-    """Source -> parsimonious parse tree of `rule`, or a ParseError built by `_diagnose`."""
+    """Source -> parsimonious parse tree of `rule`, or a ParseError built by `_diagnose`.
+
+    The first attempt records nothing; only a failing text is parsed again
+    with the (slower) `_FailureLog` to find out what was expected."""
+    expr = _GRAMMAR[rule]
+    tree = expr.match_core(source.text, 0, defaultdict(dict), _PParseError(source.text))
+    if tree is not None:
+        return tree
     log = _FailureLog(source.text)
-    tree = _GRAMMAR[rule].match_core(source.text, 0, defaultdict(dict), log)
-    if tree is None:
-        raise _diagnose(source, max(log.pos, 0), log.failed)
-    return tree
+    if expr.match_core(source.text, 0, defaultdict(dict), log) is not None:
+        raise CompilerBug("the grammar accepted a text on its second attempt only")
+    raise _diagnose(source, max(log.pos, 0), log.failed)
 
 
 # ---------------------------------------------------------------- parse tree -> AST
@@ -175,9 +185,9 @@ class _Builder(NodeVisitor):
     # -- generic: tokens and anonymous nodes
 
     def token(self, node) -> _Tok:
-        """A `~"regex" _` token node -> its text and span."""
-        tok = node.children[0]
-        return _Tok(tok.text, self.span(tok.start, tok.end))
+        """A token node (group `t` of its regex) -> its text and span."""
+        match = node.match
+        return _Tok(match.group("t"), self.span(match.start("t"), match.end("t")))
 
     def generic_visit(self, node, children):
         """Token rule -> _Tok; choice -> its value; anonymous node -> list of values."""
@@ -276,16 +286,20 @@ class _Builder(NodeVisitor):
         return _LevelArg(level, lt.span.to(gt.span))
 
     def visit_simple(self, node, children):
-        match = node.children[0].match
-        span = self.span(node.start, node.children[0].end)
-        kind, text = match.lastgroup, match.group()
-        if kind == "num":
+        match = node.match
+        span = self.span(match.start("t"), match.end("t"))
+        text = match.group("t")
+        if match.group("num") is not None:
             return _number(text, span)
-        if kind == "bool":
+        if match.group("bool") is not None:
             return A.BoolLit(text == "true", span)
-        if kind == "hw":
+        if match.group("hw") is not None:
             return A.HwParam(text, span)
         return A.Var(text, span)
+
+    def visit_lowexpr(self, node, children):
+        _, (inner,) = children
+        return inner
 
     def visit_paren(self, node, children):
         lp, inner, rest, rp = children
@@ -362,7 +376,7 @@ _TOKEN_RULES = frozenset({
     "lbrack", "rbrack", "comma", "colon", "dot", "one", "plus", "equals", "darrow",
     "arrow", "kw_include", "kw_sig", "kw_fun", "kw_val", "kw_fn", "kw_let",
     "kw_in", "kw_if", "kw_then", "kw_else", "kw_forall"})
-_PASS_RULES = frozenset({"decl", "lowexpr", "fnparam", "arg", "atom", "level",
+_PASS_RULES = frozenset({"decl", "fnparam", "arg", "atom", "level",
                          "sbinder", "type", "tatom"})
 
 
@@ -459,7 +473,7 @@ def _binder_tvar(ty: A.TypeAst) -> str:
 
 # ---------------------------------------------------------------- diagnostics
 
-_TRIVIA = regex.compile(r"(?:\s+|--[^\n]*|(?P<c>\(\*(?:[^(*]++|\((?!\*)|\*(?!\))|(?&c))*+\*\)))*+")
+_TRIVIA = regex.compile(TRIVIA)
 _TOKEN = regex.compile(
     r"\"[^\"\n]*\"?|#?'?[A-Za-z][A-Za-z0-9_']*|\d+(?:\.\d+)?(?:[eE][+-]?\d+)?[A-Za-z0-9_']*"
     r"|\|>|\|\||&&|==|!=|<=|>=|<<|>>|=>|->|\(\*|\*\)|.", regex.S)
@@ -474,7 +488,7 @@ _DESCRIPTIONS = {
     "expr": (2, "an expression"), "operand": (2, "an expression"),
     "scheme": (2, "a type"), "type": (2, "a type"),
     "level": (2, "a level"), "string": (2, "a file name in double quotes"),
-    "ident": (3, "a name"),
+    "ident": (3, "a name"), "fnparam": (3, "a name"), "binding": (3, "a name"),
     "decl": (5, "a declaration (`fun`, `val`, `sig` or `include`)"),
     "eof": (6, "end of input"),
 }

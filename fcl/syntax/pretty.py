@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from fcl.errors import CompilerBug
 from fcl.syntax import ast as A
-from fcl.syntax.parser import NON_ASSOC, PRECEDENCE, RIGHT_ASSOC
+from fcl.syntax.parser import NON_ASSOC, PRECEDENCE, RIGHT_ASSOC, deep_recursion
 
 # Precedence levels of the non-binary forms (binary operators: 1..9).
 LOW, PREFIX, APP, ATOM = 0, 10, 11, 12
@@ -65,7 +65,8 @@ def print_scheme(scheme: A.SchemeAst) -> str:
 
 def print_expr(expr: A.Expr) -> str:
     """Expression -> one line of text with minimal parentheses."""
-    return _expr(expr, LOW, True)
+    with deep_recursion():
+        return _expr(expr, LOW, True)
 
 
 def _expr(e: A.Expr, need: int, last: bool) -> str:
@@ -229,9 +230,10 @@ def print_program(program: A.Program) -> str:
     declaration that is not directly after its `sig`."""
     lines: list[str] = []
     prev = None
-    for decl in program.decls:
-        if lines and not isinstance(prev, A.Sig):
-            lines.append("")
-        lines.append(print_decl(decl))
-        prev = decl
+    with deep_recursion():
+        for decl in program.decls:
+            if lines and not isinstance(prev, A.Sig):
+                lines.append("")
+            lines.append(print_decl(decl))
+            prev = decl
     return "\n".join(lines) + ("\n" if lines else "")

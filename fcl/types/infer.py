@@ -29,7 +29,7 @@ from fcl.syntax import ast
 from fcl.types.builtins import HARDWARE_PARAMETERS, close, primitive_schemes
 from fcl.types.printer import Namer, format_level, format_scheme, format_type
 from fcl.types.types import (BOOL, DOUBLE, FLOAT, INT, LEVEL_NAMES, LSucc, LVarT, LZero, Level,
-                             Scheme, TCon, TFunT, TLevelFunT, TPairT, TPullT, TPushT, TVarT, Type)
+                             Scheme, TFunT, TLevelFunT, TPairT, TPullT, TPushT, TVarT, Type)
 from fcl.types.unify import (KIND_DESCRIPTION, Mismatch, Subst, fresh_id, is_flexible,
                              level_succs, level_vars, subst_level_in_type, substitute,
                              type_children, type_vars)
@@ -129,6 +129,8 @@ def check_expr(expr: ast.Expr, env: TypeEnv) -> Scheme:
 def check_decl(decl: ast.Val, sig: tuple[ast.Sig, Scheme] | None, scope: dict[str, Scheme]) -> Scheme:
     """The scheme of one top-level declaration (the sig's scheme when one is given)."""
     checker = _Checker(scope, self_name=decl.name)
+    if sig is not None:
+        checker.sig_levels = _leading_level_binders(sig[1].body)
     t = checker.infer(decl.value)
     if sig is not None:
         checker.check_signature(t, sig[1], sig[0])
@@ -154,6 +156,18 @@ def prelude_env() -> TypeEnv:
     path = prelude_path()
     program = parse_program(path.read_text(), str(path))
     return check_program(program, builtins_env()).env
+
+
+def _leading_level_binders(t: Type) -> list[str]:
+    """The level variables a signature abstracts over, outermost first (`<l> -> ...`)."""
+    names = []
+    while isinstance(t, (TLevelFunT, TFunT)):
+        if isinstance(t, TLevelFunT):
+            names.append(t.lvar)
+            t = t.body
+        else:
+            t = t.res
+    return names
 
 
 def expr_span(e) -> Span | None:
@@ -311,6 +325,7 @@ class _Checker:
         self.levels: dict[str, Level] = {}
         self.mono: list[Type] = []
         self.obligations: list[tuple[Level, str]] = []
+        self.sig_levels: list[str] = []
 
     # -- entry points
 
@@ -355,7 +370,7 @@ class _Checker:
         """A fresh instance of `s`; levels `1+l` it creates are remembered for the grid bound."""
         if not s.tvars and not s.lvars:
             return s.body
-        kinds = {n: v.kind for n, v in type_vars(s.body).items()}
+        kinds = _scheme_var_kinds(s)
         tmap = {n: self.sub.fresh_type(kinds.get(n, "TYP"), self.depth) for n in s.tvars}
         lmap = {n: self.sub.fresh_level(self.depth, n.split("#")[0]) for n in s.lvars}
         t = substitute(s.body, tmap, lmap)
@@ -494,7 +509,10 @@ class _Checker:
 
     def _level_app(self, e: ast.LevelApp) -> Type:
         tf = self.sub.resolve(self.infer(e.fn))
-        level = written_level(e.level, e.span, self.levels)
+        try:
+            level = written_level(e.level, e.span, self.levels)
+        except TypeCheckError as err:
+            raise self._explain_sig_level(err, e.level) from None
         if isinstance(tf, TLevelFunT):
             result = subst_level_in_type(self.sub.zonk(tf.body), tf.lvar, level)
             self.check_levels(result, e.span, "the result of this level application")
@@ -509,6 +527,15 @@ class _Checker:
         raise TypeCheckError(
             f"{what} is not level-abstracted (its type is {format_type(self.sub.zonk(tf))}), so it "
             f"cannot be applied to the level <{format_level(level)}>", e.span)
+
+    def _explain_sig_level(self, err: TypeCheckError, lv: ast.LevelAst) -> TypeCheckError:
+        """Add a hint when an unbound level variable is one the `sig` abstracts over."""
+        names = [n.name for n in _level_ast_vars(lv)]
+        hits = [n for n in names if n in self.sig_levels and n not in self.levels]
+        if hits:
+            err.notes.append(f"the signature's `<{hits[0]}>` does not bind `{hits[0]}` in the body; "
+                             f"bind it there too: `fun {self.self_name} <{hits[0]}> ... = ...`")
+        return err
 
     def _app(self, e: ast.App) -> Type:
         tf = self.infer(e.fn)
@@ -719,6 +746,21 @@ def _mismatch_notes(m: Mismatch, sub: Subst) -> list[str]:
     return notes
 
 
+_KIND_CACHE: dict[int, tuple[Scheme, dict[str, str]]] = {}
+
+
+def _scheme_var_kinds(s: Scheme) -> dict[str, str]:
+    """Kind of every type variable in `s.body`, cached per scheme object."""
+    hit = _KIND_CACHE.get(id(s))
+    if hit is not None and hit[0] is s:
+        return hit[1]
+    kinds = {n: v.kind for n, v in type_vars(s.body).items()}
+    if len(_KIND_CACHE) > 4096:
+        _KIND_CACHE.clear()
+    _KIND_CACHE[id(s)] = (s, kinds)
+    return kinds
+
+
 def _scheme_kinds(s: Scheme) -> dict[str, str]:
     kinds = {n: v.kind for n, v in type_vars(s.body).items()}
     return {n: kinds.get(n, "TYP") for n in s.tvars}
@@ -730,6 +772,12 @@ def _push_levels(t: Type):
         yield t.level
     for c in type_children(t):
         yield from _push_levels(c)
+
+
+def _level_ast_vars(lv: ast.LevelAst) -> list[ast.LVar]:
+    while isinstance(lv, ast.LSucc):
+        lv = lv.inner
+    return [lv] if isinstance(lv, ast.LVar) else []
 
 
 def _lower(lv: Level) -> Level:

@@ -6,7 +6,8 @@ checker's unification variables are `TVarT` with a kind:
 
 * ``"TYP"`` anything, ``"GT"`` no functions (pull-array elements),
 * ``"BT"`` scalars (push-array elements), ``"NUM"`` int/float/double
-  (arithmetic overloading, defaults to int when generalised).
+  (arithmetic overloading, defaults to int when generalised),
+* ``"FRAC"`` float/double (sqrt, exp, ...; defaults to double).
 
 Other packages (values, codegen, runtime) read these classes; they never
 construct unification variables themselves.
