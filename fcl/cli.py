@@ -16,7 +16,12 @@ from fcl.errors import CompilerBug, EnvironmentProblem, FCLError
 
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        bad = [x for x in extra if x.startswith("-") and not _is_number(x)]
+        if bad or getattr(args, "command", None) not in ("eval", "run", "bench"):
+            parser.error(f"unrecognized arguments: {' '.join(bad or extra)}")
+        args.args = list(args.args) + extra
     if not getattr(args, "command", None):
         parser.print_help()
         return 1
@@ -44,6 +49,14 @@ def main(argv=None) -> int:
 
 
 # ---------------------------------------------------------------- argument parsing
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.rstrip("f"))
+        return True
+    except ValueError:
+        return False
+
 
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)

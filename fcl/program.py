@@ -300,13 +300,9 @@ def plan_json(kp) -> str:
 
 def load(text: str, name: str = "<string>", prelude: bool = True) -> Program:
     """Parse and check program text (includes resolved from the current directory)."""
-    import os
-
     from fcl.syntax import parse_program
-    from fcl.syntax.loader import _expand
-    program = parse_program(text, name)
-    decls = _expand(program, name, (os.path.realpath(name),))
-    return Program(A.Program(decls, program.span), prelude)
+    from fcl.syntax.loader import expand_includes
+    return Program(expand_includes(parse_program(text, name), name), prelude)
 
 
 def load_file(path, prelude: bool = True) -> Program:

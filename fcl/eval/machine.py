@@ -35,6 +35,7 @@ array inside a thread's computation) has no rule and is an error.
 """
 from __future__ import annotations
 
+import operator
 import sys
 
 import numpy as np
@@ -506,22 +507,7 @@ class Compiler:
         table = scalars.BINARY.get(op)
         if table is None:
             raise EvalError(f"unknown operator {op}", span)
-        raising = op in scalars.RAISING
-
-        def ev(env):
-            a = left(env)
-            b = right(env)
-            fn = table.get(type(a))
-            if fn is None or type(b) is not type(a):
-                raise EvalError(f"operator {op} is not defined on {describe(a)} and {describe(b)}",
-                                span)
-            if raising:
-                try:
-                    return fn(a, b)
-                except EvalError as err:
-                    raise EvalError(err.message, span) from None
-            return fn(a, b)
-        return ev
+        return _scalar_binop(op, table, left, right, span)
 
     def c_UnOp(self, e, scope):
         operand = self.compile(e.operand, scope)
@@ -562,6 +548,77 @@ class Compiler:
                 return d
             return succ
         raise EvalError(f"unknown level form {type(lv).__name__}", getattr(lv, "span", None))
+
+
+_CMP_FAST = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+             "==": operator.eq, "!=": operator.ne}
+
+
+def _scalar_binop(op: str, table: dict, left, right, span):
+    """A scalar operator: scalars.BINARY[op] chosen by the operands' type.
+
+    int + - * and comparisons of two ints are inlined (the same wrap-around
+    as scalars.int_add etc.); everything else calls the table's function."""
+    raising = op in scalars.RAISING
+
+    def general(a, b):
+        fn = table.get(type(a))
+        if fn is None or type(b) is not type(a):
+            raise EvalError(f"operator {op} is not defined on {describe(a)} and {describe(b)}",
+                            span)
+        if raising:
+            try:
+                return fn(a, b)
+            except EvalError as err:
+                raise EvalError(err.message, span) from None
+        return fn(a, b)
+
+    if op == "+":
+        def ev(env):
+            a = left(env)
+            b = right(env)
+            if type(a) is int and type(b) is int:
+                x = a + b
+                return x if -2147483648 <= x <= 2147483647 else scalars.wrap(x)
+            return general(a, b)
+    elif op == "-":
+        def ev(env):
+            a = left(env)
+            b = right(env)
+            if type(a) is int and type(b) is int:
+                x = a - b
+                return x if -2147483648 <= x <= 2147483647 else scalars.wrap(x)
+            return general(a, b)
+    elif op == "*":
+        def ev(env):
+            a = left(env)
+            b = right(env)
+            if type(a) is int and type(b) is int:
+                x = a * b
+                return x if -2147483648 <= x <= 2147483647 else scalars.wrap(x)
+            return general(a, b)
+    elif op in _CMP_FAST:
+        cmp = _CMP_FAST[op]     # on two ints these give a bool, as scalars.lt etc.
+
+        def ev(env):
+            a = left(env)
+            b = right(env)
+            if type(a) is int and type(b) is int:
+                return cmp(a, b)
+            return general(a, b)
+    elif op in ("/", "div", "%", "mod"):
+        int_fn = table[int]
+
+        def ev(env):
+            a = left(env)
+            b = right(env)
+            if type(a) is int and type(b) is int and b > 0 and a >= 0:
+                return a // b if int_fn is scalars.int_div else a % b
+            return general(a, b)
+    else:
+        def ev(env):
+            return general(left(env), right(env))
+    return ev
 
 
 def _local(depth: int):

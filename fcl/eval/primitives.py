@@ -42,6 +42,12 @@ def _need_push(name: str, v, span) -> Push:
     return v
 
 
+def _need_fn(name: str, v, span):
+    if not callable(v):
+        raise EvalError(f"{name} expects a function, got {describe(v)}", span)
+    return v
+
+
 def _need_size(name: str, what: str, v, span) -> int:
     _need_int(name, what, v, span)
     if v < 0:
@@ -53,7 +59,7 @@ def _need_size(name: str, what: str, v, span) -> int:
 
 def p_generate(m, span, n, f):
     """generate n f: the pull array [f 0, ..., f (n-1)] (nothing is evaluated yet)."""
-    return Pull(_need_size("generate", "the length", n, span), f)
+    return Pull(_need_size("generate", "the length", n, span), _need_fn("generate", f, span))
 
 
 def p_length_pull(m, span, a):
@@ -76,17 +82,18 @@ def p_index(m, span, a, i):
 def p_map_pull(m, span, f, a):
     """mapPull f a (rule 36): fused into the index function."""
     get = _need_pull("mapPull", a, span).get
+    _need_fn("mapPull", f, span)
     return Pull(a.n, lambda i: f(get(i)))
 
 
 def p_map_push(m, span, f, p):
     """mapPush f p (rule 37): applied to each element when p is forced."""
-    return MapPush(f, _need_push("mapPush", p, span))
+    return MapPush(_need_fn("mapPush", f, span), _need_push("mapPush", p, span))
 
 
 def p_zip_with_push(m, span, f, a, p):
     """zipWithPush f a p: f a[i] applied to the element written to position i."""
-    return ZipWithPush(f, _need_pull("zipWithPush", a, span), _need_push("zipWithPush", p, span))
+    return ZipWithPush(_need_fn("zipWithPush", f, span), _need_pull("zipWithPush", a, span), _need_push("zipWithPush", p, span))
 
 
 def p_push(m, span, level, a):
@@ -105,15 +112,15 @@ def p_concat(m, span, n, parts):
 
 def p_interleave(m, span, n, f, parts):
     _need_size("interleave", "the part length", n, span)
-    return InterleaveDelay(n, f, _need_pull("interleave", parts, span), span)
+    return InterleaveDelay(n, _need_fn("interleave", f, span), _need_pull("interleave", parts, span), span)
 
 
 def p_while(m, span, cond, step, init):
-    return m.run_while(cond, step, _need_push("while", init, span), span)
+    return m.run_while(_need_fn("while", cond, span), _need_fn("while", step, span), _need_push("while", init, span), span)
 
 
 def p_foldl(m, span, f, acc, a):
-    return m.run_foldl(f, acc, _need_pull("foldl", a, span), span)
+    return m.run_foldl(_need_fn("foldl", f, span), acc, _need_pull("foldl", a, span), span)
 
 
 def p_fst(m, span, p):

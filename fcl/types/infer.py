@@ -144,8 +144,9 @@ def builtins_env() -> TypeEnv:
 
 
 def prelude_path() -> Path:
-    """prelude/prelude.fcl of a source checkout (repo_root/prelude, next to the fcl package)."""
-    return Path(__file__).resolve().parents[2] / "prelude" / "prelude.fcl"
+    """prelude.fcl: installed package data, else the checkout's prelude/ (fcl.resources)."""
+    from fcl.resources import prelude_path as located
+    return located()
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,39 @@
+entry revDistribute: 1 kernel, #BlockSize 256, #WarpSize 32, #NumGroups 1024
+global buffers:
+  in1_1      int[n1]  input: argument 2
+  out2       int[(arg0 mul (n1 div arg0))]  output: result of revDistribute
+kernel revDistribute: min(#NumGroups, max(1, (n1 div arg0))) work-groups x 256 work-items, 0 barriers
+result: array in out2, length (arg0 mul (n1 div arg0))
+
+#pragma OPENCL FP_CONTRACT OFF
+
+/* FCL integer semantics: 32-bit wrap-around, truncating division (x/0 = 0 here;
+   the reference evaluator reports it), shift counts masked to 5 bits. */
+static inline int fcl_add(int a, int b) { return (int)((uint)a + (uint)b); }
+static inline int fcl_sub(int a, int b) { return (int)((uint)a - (uint)b); }
+static inline int fcl_mul(int a, int b) { return (int)((uint)a * (uint)b); }
+static inline int fcl_neg(int a) { return (int)(0u - (uint)a); }
+static inline int fcl_div(int a, int b) { return b == 0 ? 0 : (b == -1 ? fcl_neg(a) : a / b); }
+static inline int fcl_mod(int a, int b) { return (b == 0 || b == -1) ? 0 : a % b; }
+static inline int fcl_shl(int a, int b) { return (int)((uint)a << (b & 31)); }
+static inline int fcl_shr(int a, int b) { return a >> (b & 31); }
+static inline int fcl_abs(int a) { return a < 0 ? fcl_neg(a) : a; }
+
+__kernel void revDistribute(
+    __global const int* restrict in1_1  /* argument 2: global, n1 x int */,
+    __global int* out2  /* result of revDistribute: global, (arg0 mul (n1 div arg0)) x int */,
+    const int arg0,
+    const int n1)
+{
+  const int lid = get_local_id(0);
+  const int wid = lid / 32;
+  const int lane = lid % 32;
+  for (int part3 = get_group_id(0); part3 < fcl_div(n1, arg0); part3 += get_num_groups(0)) {
+    const bool active4 = true;
+    for (int i5 = lid; i5 < arg0; i5 += 256) {
+      if (active4) {
+        out2[fcl_add(fcl_mul(part3, arg0), i5)] = in1_1[fcl_add(fcl_mul(fcl_sub(fcl_sub(fcl_div(n1, arg0), 1), part3), arg0), fcl_sub(fcl_sub(arg0, 1), i5))];
+      }
+    }
+  }
+}

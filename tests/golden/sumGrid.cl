@@ -1,0 +1,89 @@
+entry sumGrid: 1 kernel, #BlockSize 256, #WarpSize 32, #NumGroups 1024
+global buffers:
+  in0_1      int[n0]  input: argument 1
+  out2       int[(n0 div 512)]  output: result of sumGrid
+kernel sumGrid: min(#NumGroups, max(1, (n0 div 512))) work-groups x 256 work-items, 9 barriers
+  local   l5     int[256]  (block level, while at examples/reduce.fcl:15)
+  local   l6     int[256]  (block level, while at examples/reduce.fcl:15)
+result: array in out2, length (n0 div 512)
+
+#pragma OPENCL FP_CONTRACT OFF
+
+/* FCL integer semantics: 32-bit wrap-around, truncating division (x/0 = 0 here;
+   the reference evaluator reports it), shift counts masked to 5 bits. */
+static inline int fcl_add(int a, int b) { return (int)((uint)a + (uint)b); }
+static inline int fcl_sub(int a, int b) { return (int)((uint)a - (uint)b); }
+static inline int fcl_mul(int a, int b) { return (int)((uint)a * (uint)b); }
+static inline int fcl_neg(int a) { return (int)(0u - (uint)a); }
+static inline int fcl_div(int a, int b) { return b == 0 ? 0 : (b == -1 ? fcl_neg(a) : a / b); }
+static inline int fcl_mod(int a, int b) { return (b == 0 || b == -1) ? 0 : a % b; }
+static inline int fcl_shl(int a, int b) { return (int)((uint)a << (b & 31)); }
+static inline int fcl_shr(int a, int b) { return a >> (b & 31); }
+static inline int fcl_abs(int a) { return a < 0 ? fcl_neg(a) : a; }
+
+__kernel void sumGrid(
+    __global const int* restrict in0_1  /* argument 1: global, n0 x int */,
+    __global int* out2  /* result of sumGrid: global, (n0 div 512) x int */,
+    const int n0)
+{
+  const int lid = get_local_id(0);
+  const int wid = lid / 32;
+  const int lane = lid % 32;
+  __local int l5[256];  /* while at examples/reduce.fcl:15: local, 256 x int */
+  __local int l6[256];  /* while at examples/reduce.fcl:15: local, 256 x int */
+  for (int part3 = get_group_id(0); part3 < n0 / 512; part3 += get_num_groups(0)) {
+    const bool active4 = true;
+    {
+      const int i7 = lid;
+      l5[i7] = fcl_add(in0_1[fcl_add(fcl_mul(part3, 512), i7)], in0_1[fcl_add(fcl_mul(part3, 512), fcl_add(i7, 256))]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
+    if (lid < 128) {
+      const int i8 = lid;
+      l6[i8] = fcl_add(l5[i8], l5[fcl_add(i8, 128)]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
+    if (lid < 64) {
+      const int i9 = lid;
+      l5[i9] = fcl_add(l6[i9], l6[fcl_add(i9, 64)]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
+    if (lid < 32) {
+      const int i10 = lid;
+      l6[i10] = fcl_add(l5[i10], l5[fcl_add(i10, 32)]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
+    if (lid < 16) {
+      const int i11 = lid;
+      l5[i11] = fcl_add(l6[i11], l6[fcl_add(i11, 16)]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
+    if (lid < 8) {
+      const int i12 = lid;
+      l6[i12] = fcl_add(l5[i12], l5[fcl_add(i12, 8)]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
+    if (lid < 4) {
+      const int i13 = lid;
+      l5[i13] = fcl_add(l6[i13], l6[fcl_add(i13, 4)]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
+    if (lid < 2) {
+      const int i14 = lid;
+      l6[i14] = fcl_add(l5[i14], l5[fcl_add(i14, 2)]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
+    if (lid < 1) {
+      const int i15 = lid;
+      l5[i15] = fcl_add(l6[i15], l6[fcl_add(i15, 1)]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
+    if (lid < 1) {
+      const int i16 = lid;
+      if (active4) {
+        out2[fcl_add(part3, i16)] = l5[i16];
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);  /* the next part reuses local memory */
+  }
+}

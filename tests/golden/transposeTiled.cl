@@ -1,0 +1,48 @@
+entry transposeTiled: 1 kernel, #BlockSize 256, #WarpSize 32, #NumGroups 1024
+global buffers:
+  in3_1      int[n3]  input: argument 4
+  out2       int[((arg0 mul arg0) mul ((arg1 div arg0) mul (arg2 div arg0)))]  output: result of transposeTiled
+kernel transposeTiled: min(#NumGroups, max(1, ((arg1 div arg0) mul (arg2 div arg0)))) work-groups x 256 work-items, 1 barrier
+  local   l5     int[(arg0 mul arg0)]  (block level, force at examples/transpose.fcl:14)
+result: array in out2, length ((arg0 mul arg0) mul ((arg1 div arg0) mul (arg2 div arg0)))
+
+#pragma OPENCL FP_CONTRACT OFF
+
+/* FCL integer semantics: 32-bit wrap-around, truncating division (x/0 = 0 here;
+   the reference evaluator reports it), shift counts masked to 5 bits. */
+static inline int fcl_add(int a, int b) { return (int)((uint)a + (uint)b); }
+static inline int fcl_sub(int a, int b) { return (int)((uint)a - (uint)b); }
+static inline int fcl_mul(int a, int b) { return (int)((uint)a * (uint)b); }
+static inline int fcl_neg(int a) { return (int)(0u - (uint)a); }
+static inline int fcl_div(int a, int b) { return b == 0 ? 0 : (b == -1 ? fcl_neg(a) : a / b); }
+static inline int fcl_mod(int a, int b) { return (b == 0 || b == -1) ? 0 : a % b; }
+static inline int fcl_shl(int a, int b) { return (int)((uint)a << (b & 31)); }
+static inline int fcl_shr(int a, int b) { return a >> (b & 31); }
+static inline int fcl_abs(int a) { return a < 0 ? fcl_neg(a) : a; }
+
+__kernel void transposeTiled(
+    __global const int* restrict in3_1  /* argument 4: global, n3 x int */,
+    __global int* out2  /* result of transposeTiled: global, ((arg0 mul arg0) mul ((arg1 div arg0) mul (arg2 div arg0))) x int */,
+    const int arg0,
+    const int arg1,
+    const int arg2,
+    const int n3,
+    __local int* l5  /* force at examples/transpose.fcl:14: local, (arg0 mul arg0) x int; size set by the host */)
+{
+  const int lid = get_local_id(0);
+  const int wid = lid / 32;
+  const int lane = lid % 32;
+  for (int part3 = get_group_id(0); part3 < fcl_mul(fcl_div(arg1, arg0), fcl_div(arg2, arg0)); part3 += get_num_groups(0)) {
+    const bool active4 = true;
+    for (int i6 = lid; i6 < fcl_mul(arg0, arg0); i6 += 256) {
+      l5[i6] = in3_1[fcl_add(fcl_add(fcl_mul(fcl_add(fcl_mul(fcl_div(fcl_add(fcl_mul(fcl_mod(part3, fcl_div(arg2, arg0)), fcl_div(arg1, arg0)), fcl_div(part3, fcl_div(arg2, arg0))), fcl_div(arg1, arg0)), arg0), fcl_div(i6, arg0)), arg1), fcl_mul(fcl_mod(fcl_add(fcl_mul(fcl_mod(part3, fcl_div(arg2, arg0)), fcl_div(arg1, arg0)), fcl_div(part3, fcl_div(arg2, arg0))), fcl_div(arg1, arg0)), arg0)), fcl_mod(i6, arg0))];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);  /* force at examples/transpose.fcl:14 */
+    for (int i7 = lid; i7 < fcl_mul(arg0, arg0); i7 += 256) {
+      if (active4) {
+        out2[fcl_add(fcl_add(fcl_mul(fcl_add(fcl_mul(fcl_div(part3, fcl_div(arg2, arg0)), arg0), fcl_div(i7, arg0)), arg2), fcl_mul(fcl_mod(part3, fcl_div(arg2, arg0)), arg0)), fcl_mod(i7, arg0))] = l5[fcl_add(fcl_mul(fcl_mod(i7, arg0), arg0), fcl_div(i7, arg0))];
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);  /* the next part reuses local memory */
+  }
+}

@@ -1,0 +1,124 @@
+"""The generated kernels under Oclgrind: no data races, out-of-bounds accesses,
+uninitialised reads or barrier divergence.
+
+Every test block of examples/*.fcl and tests/programs/*.fcl (and a few extra
+sizes) runs compiled, in one child process per file, with Oclgrind as the
+device and its checks on (`fcl.runtime.oclgrind.run_with_oclgrind`).  A
+non-empty Oclgrind log fails the test; so does a result that differs from
+the evaluator.  Skipped when the Oclgrind platform is missing.
+
+Two settings keep Oclgrind's own limits out of the way:
+
+* `OCLGRIND_BUILD_OPTIONS=-cl-opt-disable` with `PYOPENCL_NO_CACHE=1`: with
+  the optimiser on, clang emits `llvm.abs.i32` (which Oclgrind's interpreter
+  cannot run: "Undefined external function") and `freeze` instructions
+  (which its uninitialised-value plugin aborts on); the cache must be off, or
+  a binary built without the option is reused.
+* the child keeps every `pyopencl.Buffer` alive until it exits: Oclgrind's
+  uninitialised-value plugin keeps stale shadow memory for a released
+  buffer's address and then reports reads of a reused buffer that a previous
+  kernel did write (reproduced with plain pyopencl, no FCL involved).
+"""
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from fcl.runtime.oclgrind import oclgrind_available, run_with_oclgrind
+
+REPO = Path(__file__).resolve().parents[1]
+PROGRAMS = REPO / "tests" / "programs"
+
+pytestmark = pytest.mark.skipif(not oclgrind_available(), reason="no Oclgrind OpenCL platform")
+
+CHILD = r"""
+import json, sys
+import pyopencl as cl
+
+KEEP = []                      # see the module docstring: never release a buffer
+
+
+class KeptBuffer(cl.Buffer):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        KEEP.append(self)
+
+
+cl.Buffer = KeptBuffer
+
+import fcl
+from fcl.testblocks import parse_test_blocks
+from fcl.values import format_value, parse_arg, values_equal
+
+jobs = json.loads(sys.argv[1])
+programs, kernels = {}, {}
+for job in jobs:
+    path, entry, args, bs = job["path"], job["entry"], job["args"], job["bs"]
+    if path not in programs:
+        programs[path] = fcl.load_file(path)
+    prog = programs[path]
+    values = [parse_arg(a) for a in args]
+    key = (path, entry, bs)
+    where = f"{path}:{entry} #BlockSize {bs} {' '.join(a[:40] for a in args)}"
+    try:
+        expected = prog.evaluate(entry, *values, block_size=bs)
+        if key not in kernels:
+            kernels[key] = prog.compile(entry, block_size=bs, device="Oclgrind")
+        result = kernels[key](*values)
+    except fcl.FCLError as e:
+        print(f"ERROR {where}: {e.message}", flush=True)
+        continue
+    if values_equal(expected, result):
+        print(f"ok {where}", flush=True)
+    else:
+        print(f"MISMATCH {where}: oclgrind {format_value(result)[:200]}, "
+              f"evaluator {format_value(expected)[:200]}", flush=True)
+"""
+
+
+def block_jobs(path: Path, bs: int) -> list[dict]:
+    from fcl.testblocks import parse_test_blocks
+    cases = parse_test_blocks(path.read_text(), str(path))
+    return [{"path": str(path), "entry": c.entry, "args": list(c.args), "bs": bs}
+            for c in cases if c.error is None]
+
+
+FILES = sorted((REPO / "examples").glob("*.fcl")) + sorted(PROGRAMS.glob("*.fcl"))
+
+# #BlockSize 64: two warps per work-group, so races between warps can show;
+# the examples also at 32 (one warp per group, more groups).
+RUNS = [(f, 64) for f in FILES] + [(f, 32) for f in sorted((REPO / "examples").glob("*.fcl"))]
+
+# extra sizes, non-powers of two, for programs whose test blocks are tiny
+EXTRA = {
+    "reverse.fcl": [("revDistribute", ["7", "iota:100"]), ("revGrid", ["iota:130"])],
+    "reduce.fcl": [("sumChunks", ["16", "iota:200"]), ("sumSeqTree", ["4", "64", "iota:300"])],
+    "scan.fcl": [("scanChunks", ["5", "iota:77"]), ("scanWarpChunks", ["8", "iota:160"])],
+    "transpose.fcl": [("transposeTiled", ["4", "12", "8", "iota:96"])],
+    "concat_levels.fcl": [("hier", ["3", "9", "45", "iota:100"])],
+    "force_levels.fcl": [("forceWarp", ["7", "iota:50"]), ("forceThreadDyn", ["5", "iota:70"])],
+    "while_levels.fcl": [("whileWarp", ["iota:130"]), ("whileBlockDyn", ["16", "iota:100"])],
+}
+
+
+def run_id(run):
+    return f"{run[0].name}-bs{run[1]}"
+
+
+@pytest.mark.parametrize("run", RUNS, ids=run_id)
+def test_kernels_are_clean_under_oclgrind(run, repo_env):
+    path, bs = run
+    jobs = block_jobs(path, bs)
+    jobs += [{"path": str(path), "entry": e, "args": a, "bs": bs} for e, a in EXTRA.get(path.name, [])]
+    assert jobs, f"{path} has no tests to run"
+    env = dict(repo_env, OCLGRIND_BUILD_OPTIONS="-cl-opt-disable", PYOPENCL_NO_CACHE="1")
+    proc, log = run_with_oclgrind([sys.executable, "-c", CHILD, json.dumps(jobs)], env=env, cwd=str(REPO),
+                                  timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    bad = [line for line in lines if not line.startswith("ok ")]
+    assert not bad, "\n".join(bad)
+    assert len(lines) == len(jobs)
+    assert not log, f"Oclgrind reported problems:\n{log[:6000]}"
