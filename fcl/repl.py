@@ -382,7 +382,6 @@ def emit(session: Session, text: str) -> None:
 def interactive(session: Session) -> None:
     """The prompt_toolkit loop: `fcl> `, `...> `, history, completion of names and commands."""
     from prompt_toolkit import PromptSession
-    from prompt_toolkit.completion import WordCompleter
     from prompt_toolkit.key_binding import KeyBindings
 
     bindings = KeyBindings()
@@ -397,9 +396,7 @@ def interactive(session: Session) -> None:
         else:
             buf.validate_and_handle()
 
-    completer = WordCompleter(lambda: session.names() + [":" + c for c in COMMANDS],
-                              pattern=re.compile(r"(:?[A-Za-z0-9_'#]+)"))
-    prompt = PromptSession(history=open_history(), completer=completer, key_bindings=bindings,
+    prompt = PromptSession(history=open_history(), completer=completer(session), key_bindings=bindings,
                            multiline=True, prompt_continuation=lambda width, line, wrap: "...> ")
     print("FCL REPL; :help for help, :quit or Ctrl-D to leave")
     while not session.done:
@@ -410,6 +407,20 @@ def interactive(session: Session) -> None:
         except EOFError:
             break
         emit(session, text)
+
+
+def completer(session: Session):
+    """A completer of the session's visible names and the `:commands`; silent on an empty word."""
+    from prompt_toolkit.completion import Completer, WordCompleter
+
+    word = re.compile(r"([A-Za-z0-9_'#:]+)")
+    words = WordCompleter(lambda: session.names() + [":" + c for c in COMMANDS], pattern=word)
+
+    class NonEmpty(Completer):
+        def get_completions(self, document, event):
+            if document.get_word_before_cursor(pattern=word):
+                yield from words.get_completions(document, event)
+    return NonEmpty()
 
 
 def open_history():

@@ -476,7 +476,8 @@ def test_report_fcl_to_opencl_compile_time(capsys):
                 continue
             start = time.perf_counter()
             source = prog.compile(entry).opencl_source       # lowering + rendering, no OpenCL build
-            lines.append(f"  {path.name}:{entry:<22} {1000 * (time.perf_counter() - start):7.1f} ms "
+            name = f"{path.name}:{entry}"
+            lines.append(f"  {name:<40} {1000 * (time.perf_counter() - start):7.1f} ms "
                          f"{len(source):6d} chars")
     with capsys.disabled():
         print("\nFCL -> OpenCL compile time (fresh compile, OpenCL build excluded):")

@@ -241,7 +241,7 @@ class Machine:
         _add_max(saved_span, slots)
 
     def _concat_writer(self, p: ConcatDelay, sink):
-        chunk, total = p.chunk, p.length
+        chunk = p.chunk
 
         def writer_for(i, part):
             if part.length != chunk:
