@@ -450,8 +450,28 @@ def parts_scheme(level: int, n: K.Expr, parts: SPull, place: Callable, span) -> 
             w(guarded, place(guarded, p, j), v)
             c.emit(K.If(K.Var("bool", active), tuple(guarded.stmts)))
         part.run(body, inner)
+        reuse_barrier(body, level, p, parts.n)
         ctx.emit(K.PartFor(LEVEL_NAMES[level], var, parts.n, tuple(body.stmts), active))
     return SPush(level, K.mul(n, parts.n), run, span)
+
+
+def reuse_barrier(body: Ctx, level: int, p: K.Expr, count: K.Expr):
+    """A unit that takes another part reuses its local memory: wait for everyone first.
+    At grid level the barrier runs only when this work-group has a next part (uniform
+    over the group); at block level the warps' loop is uniform, so it always runs."""
+    if level == WARP:
+        return
+    stmts = body.stmts
+    local = any(body.b.bufs.get(n) is not None and body.b.bufs[n].space == "local"
+                for n in K.buffers_used(stmts))
+    if not (local or K.contains_barrier(stmts)):
+        return
+    barrier = K.Barrier("the next part reuses local memory")
+    if level == GRID:
+        more = K.binop("lt", K.binop("add", p, K.HwId("int", "num_groups")), count)
+        body.emit(K.If(more, (barrier,)))
+    else:
+        body.emit(barrier)
 
 
 def level_of_parts(ctx: Ctx, parts: SPull) -> int:

@@ -225,11 +225,9 @@ class OpenCLRenderer:
 
     def part_for(self, s: K.PartFor, d: int) -> list[str]:
         v, n, act = s.var, self.expr(s.count), s.active
-        reuse = self.touches_local(s.body) or K.contains_barrier(s.body)
-        post = [self.barrier + "  /* the next part reuses local memory */"] if reuse and s.level != "warp" else []
         if s.level == "grid":
             return self.loop(f"int {v} = {self.group_id}; {v} < {n}; {v} += {self.num_groups}", s.body, d,
-                             [f"const bool {act} = true;"], post)
+                             [f"const bool {act} = true;"])
         if s.level == "warp":
             if K.contains_barrier(s.body):
                 raise CompilerBug("barrier inside thread-level parts")
@@ -237,17 +235,13 @@ class OpenCLRenderer:
                              [f"const bool {act} = true;"])
         if not K.contains_barrier(s.body):
             return self.loop(f"int {v} = wid; {v} < {n}; {v} += {self.nwarps}", s.body, d,
-                             [f"const bool {act} = true;"], post)
+                             [f"const bool {act} = true;"])
         # Barriers inside: every warp runs the same number of iterations; a warp past
         # the end redoes the last part (reads stay in range) but writes nothing outside.
         base = v + "_base"
         pre = [f"const bool {act} = {base} + wid < {n};",
                f"const int {v} = {act} ? {base} + wid : {n} - 1;"]
-        return self.loop(f"int {base} = 0; {base} < {n}; {base} += {self.nwarps}", s.body, d, pre, post)
-
-    def touches_local(self, body) -> bool:
-        return any(self.buffers.get(name) is not None and self.buffers[name].space == "local"
-                   for name in K.buffers_used(body))
+        return self.loop(f"int {base} = 0; {base} < {n}; {base} += {self.nwarps}", s.body, d, pre)
 
     # ------------------------------------------------------------ expressions
 
@@ -265,7 +259,7 @@ class OpenCLRenderer:
         if isinstance(e, K.Var):
             return e.name, atom
         if isinstance(e, K.HwId):
-            return {"global_id": self.global_id}.get(e.name, e.name), atom
+            return {"global_id": self.global_id, "num_groups": self.num_groups}.get(e.name, e.name), atom
         if isinstance(e, K.Load):
             text = f"{e.buf}[{self.expr(e.index)}]"
             return (f"({text} != 0)", atom) if e.ty == "bool" else (text, atom)

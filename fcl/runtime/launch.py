@@ -42,7 +42,12 @@ class Launcher:
         self.spans = spans or {}
         self.context = D.get_context(device)
         self.queue = D.get_queue(device)
-        self.program = D.build_program(self.context, source, BUILD_OPTIONS)
+        options = BUILD_OPTIONS
+        if "oclgrind" in device.platform.name.lower():
+            # Oclgrind cannot run some intrinsics clang's optimiser emits (llvm.abs)
+            # and its uninitialised-value check trips on `freeze`: build unoptimised.
+            options = options + ("-cl-opt-disable",)
+        self.program = D.build_program(self.context, source, options)
         self.kernels = {k.name: cl.Kernel(self.program, k.name) for k in kprog.kernels}
         self.limits = D.device_limits(device)
 

@@ -2,7 +2,7 @@ entry sumGrid: 1 kernel, #BlockSize 256, #WarpSize 32, #NumGroups 1024
 global buffers:
   in0_1      int[n0]  input: argument 1
   out2       int[(n0 div 512)]  output: result of sumGrid
-kernel sumGrid: min(#NumGroups, max(1, (n0 div 512))) work-groups x 256 work-items, 9 barriers
+kernel sumGrid: min(#NumGroups, max(1, (n0 div 512))) work-groups x 256 work-items, 10 barriers
   local   l5     int[256]  (block level, while at examples/reduce.fcl:15)
   local   l6     int[256]  (block level, while at examples/reduce.fcl:15)
 result: array in out2, length (n0 div 512)
@@ -84,6 +84,8 @@ __kernel void sumGrid(
         out2[fcl_add(part3, i16)] = l5[i16];
       }
     }
-    barrier(CLK_LOCAL_MEM_FENCE);  /* the next part reuses local memory */
+    if (fcl_add(part3, get_num_groups(0)) < n0 / 512) {
+      barrier(CLK_LOCAL_MEM_FENCE);  /* the next part reuses local memory */
+    }
   }
 }

@@ -2,7 +2,7 @@ entry transposeTiled: 1 kernel, #BlockSize 256, #WarpSize 32, #NumGroups 1024
 global buffers:
   in3_1      int[n3]  input: argument 4
   out2       int[((arg0 mul arg0) mul ((arg1 div arg0) mul (arg2 div arg0)))]  output: result of transposeTiled
-kernel transposeTiled: min(#NumGroups, max(1, ((arg1 div arg0) mul (arg2 div arg0)))) work-groups x 256 work-items, 1 barrier
+kernel transposeTiled: min(#NumGroups, max(1, ((arg1 div arg0) mul (arg2 div arg0)))) work-groups x 256 work-items, 2 barriers
   local   l5     int[(arg0 mul arg0)]  (block level, force at examples/transpose.fcl:14)
 result: array in out2, length ((arg0 mul arg0) mul ((arg1 div arg0) mul (arg2 div arg0)))
 
@@ -43,6 +43,8 @@ __kernel void transposeTiled(
         out2[fcl_add(fcl_add(fcl_mul(fcl_add(fcl_mul(fcl_div(part3, fcl_div(arg2, arg0)), arg0), fcl_div(i7, arg0)), arg2), fcl_mul(fcl_mod(part3, fcl_div(arg2, arg0)), arg0)), fcl_mod(i7, arg0))] = l5[fcl_add(fcl_mul(fcl_mod(i7, arg0), arg0), fcl_div(i7, arg0))];
       }
     }
-    barrier(CLK_LOCAL_MEM_FENCE);  /* the next part reuses local memory */
+    if (fcl_add(part3, get_num_groups(0)) < fcl_mul(fcl_div(arg1, arg0), fcl_div(arg2, arg0))) {
+      barrier(CLK_LOCAL_MEM_FENCE);  /* the next part reuses local memory */
+    }
   }
 }
