@@ -8,25 +8,13 @@ The CLI and the REPL call only this module (and fcl.values for literals).
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 
 import numpy as np
 
-from fcl.errors import ArgumentError, FCLError, NO_SPAN
+from fcl.errors import ArgumentError, NO_SPAN
+from fcl.eval.machine import DEFAULT_HW, prelude_decls  # noqa: F401 (prelude_decls: used by the REPL)
 from fcl.syntax import ast as A
 from fcl.types import types as T
-
-DEFAULT_HW = {"#BlockSize": 256, "#WarpSize": 32, "#NumGroups": 1024}
-
-
-@lru_cache(maxsize=1)
-def prelude_decls() -> tuple:
-    """The prelude's declarations, parsed once per process."""
-    from fcl.resources import prelude_path
-    from fcl.syntax import parse_program
-    path = prelude_path()
-    return parse_program(path.read_text(), str(path)).decls
-
 
 def hardware(block_size=None, warp_size=None, num_groups=None) -> dict[str, int]:
     """The hardware parameters, checked: positive, block a multiple of the warp."""
