@@ -259,6 +259,13 @@ def explain(kp) -> str:
                 level = "thread"
             lines.append(f"  {b.space:<7} {b.name:<6} {b.ty}[{format_expr(b.size)}]{per}  "
                          f"({level} level, {b.origin})")
+    for loop in kp.loops:
+        first, last = loop.body
+        body = ", ".join(kp.kernels[i].name for i in range(first, last)) or "nothing"
+        lines.append(f"host loop (grid-level while): {loop.length} := {format_expr(loop.init_length)}, "
+                     f"{loop.cur}/{loop.nxt} = {loop.bind[0]}/{loop.bind[1]}; repeat: run "
+                     f"{kp.kernels[loop.cond].name}, stop if {loop.flag}[0] == 0, run {body}, "
+                     f"{loop.length} := {format_expr(loop.new_length)}, swap {loop.cur} and {loop.nxt}")
     lines.append(f"result: {kp.output.kind} in {kp.output.buf}, length {format_expr(kp.output.length)}")
     return "\n".join(lines)
 
@@ -278,6 +285,11 @@ def plan_json(kp) -> str:
         "kernels": [{"name": k.name, "groups": [format_expr(g) for g in k.groups], "barriers": k.barriers,
                      "local": [buf(b) for b in k.locals_], "private": [buf(b) for b in k.privates]}
                     for k in kp.kernels],
+        "host_loops": [{"condition_kernel": kp.kernels[lp.cond].name, "flag": lp.flag,
+                        "body_kernels": [kp.kernels[i].name for i in range(*lp.body)],
+                        "length": lp.length, "init_length": format_expr(lp.init_length),
+                        "new_length": format_expr(lp.new_length), "aliases": [lp.cur, lp.nxt],
+                        "initially": list(lp.bind)} for lp in kp.loops],
         "result": {"kind": kp.output.kind, "buffer": kp.output.buf, "type": kp.output.ty,
                    "length": format_expr(kp.output.length)},
     }

@@ -78,6 +78,8 @@ def run_case(prog, case, device, hw, seed, kernels) -> tuple[bool, str]:
             return False, f"device: {e.message}"
         except CompilerBug as e:
             return False, f"device: internal compiler error (a bug in FCL): {short(str(e), 300)}"
+        except Exception as e:  # noqa: BLE001 - one broken test must not stop the others
+            return False, f"device: internal error (a bug in FCL): {type(e).__name__}: {short(str(e), 300)}"
         if not values_equal(expected, result):
             return False, f"device gave {short(format_value(result))}, expected {short(case.expected)}"
         where.append("device")

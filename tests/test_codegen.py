@@ -491,3 +491,20 @@ def test_report_fcl_to_opencl_compile_time(capsys):
     with capsys.disabled():
         print("\nFCL -> OpenCL compile time (fresh compile, OpenCL build excluded):")
         print("\n".join(lines))
+
+
+def test_grid_while_with_runtime_condition_is_a_host_loop():
+    """A grid-level while whose condition reads data: condition kernel + step kernel, run by the host."""
+    plan, source = plan_of(REPO / "tests/programs/grid_host_while.fcl", "pairSums")
+    (loop,) = plan.loops
+    cond = plan.kernels[loop.cond]
+    assert not cond.groups, "the condition kernel runs in one work-group"
+    assert loop.body[1] - loop.body[0] == 1
+    assert {b.role for b in plan.buffers} >= {"alias", "flag", "while"}
+    explained = fcl.load_file(str(REPO / "tests/programs/grid_host_while.fcl")).compile("pairSums").explain()
+    assert "host loop (grid-level while)" in explained
+
+
+def test_emit_py_refuses_host_loops_with_a_clear_message():
+    p = run_fclc("compile", "tests/programs/grid_host_while.fcl", "-e", "pairSums", "--emit", "py")
+    assert p.returncode == 1 and "host loop" in p.stderr and "Traceback" not in p.stderr

@@ -231,6 +231,23 @@ class Kernel:
 
 
 @dataclass(frozen=True)
+class HostLoop:
+    """A grid-level `while` run by the host: launch kernel `cond` (it writes 0/1 to
+    `flag`), stop on 0, else launch kernels body[0]..body[1]-1, set host variable
+    `length` to `new_length` and swap what aliases `cur` and `nxt` are bound to.
+    Before the loop `length` = `init_length` and `cur`, `nxt` = `bind`."""
+    cond: int
+    body: tuple[int, int]
+    flag: str
+    length: str
+    init_length: Expr
+    new_length: Expr
+    cur: str
+    nxt: str
+    bind: tuple[str, str]
+
+
+@dataclass(frozen=True)
 class KProgram:
     """The whole compiled entry point: kernels run in order over global buffers."""
     entry: str
@@ -243,6 +260,7 @@ class KProgram:
     block_size: int
     warp_size: int
     num_groups: int
+    loops: tuple = ()                       # HostLoops, by the index of their condition kernel
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,8 @@ class Builder:
         self.span: Span | None = None
         self.bufs: dict[str, BufRec] = {}
         self.params: set[str] = set()
+        self.host_vars: list[K.Param] = []
+        self.loops: list[K.HostLoop] = []
 
     def host_computable(self, e: K.Expr) -> bool:
         """True when the host can compute `e` from the arguments (sizes stay so)."""
@@ -131,14 +133,16 @@ class Builder:
 
     def split_kernel(self):
         """End the current kernel here (a grid-level force needs a kernel boundary)."""
-        if self.dry:
+        if self.dry or not self.top:
             return
         self.kernels.append((self.top, self.locals, self.privates))
         self.top, self.locals, self.privates = [], [], []
 
     def finish(self):
+        """Close the last kernel (a program always has at least one)."""
         if self.top or not self.kernels:
-            self.split_kernel()
+            self.kernels.append((self.top, self.locals, self.privates))
+            self.top, self.locals, self.privates = [], [], []
 
 
 class Ctx:
@@ -589,9 +593,7 @@ def _dynamic_while(ctx, cond, step, bufs, base, n, level) -> SPull:
     at a different step, so all warps loop while any warp goes on (a local flag
     set with atomic_or) and each warp's step is guarded by its own condition."""
     if level == GRID:
-        raise ctx.error("a while at grid level whose condition depends on run-time values is not "
-                        "supported by the code generator yet",
-                        ["sizes known at compile time give an unrolled sequence of kernels"])
+        return _host_while(ctx, cond, step, bufs, n)
     cur, other = bufs
     ty = cur.ty or other.ty or "int"
     cur.ty = other.ty = ty
@@ -633,6 +635,43 @@ def _dynamic_while(ctx, cond, step, bufs, base, n, level) -> SPull:
             body.emit(u)
         ctx.emit(K.Loop(tuple(head.stmts), c, tuple(body.stmts)))
     return reader(pc, base, K.Var("int", length), lambda: ty)
+
+
+def _host_while(ctx, cond, step, bufs, n) -> SPull:
+    """A grid-level while with a run-time condition: a loop of launches on the host.
+    One work-item evaluates the condition into a flag the host reads; the step
+    kernels read alias `cur` and write alias `nxt`, which the host binds to the two
+    global buffers in turn; the length lives in a host variable passed to kernels."""
+    b = ctx.b
+    cur, other = bufs
+    ty = cur.ty or "int"
+    other.ty = ty
+    length = b.fresh("hlen")
+    b.params.add(length)
+    b.host_vars.append(K.Param(length, "int"))
+    pc = b.buffer("global", cur.size, cur.origin, "alias", prefix="cur")
+    po = b.buffer("global", cur.size, cur.origin, "alias", prefix="nxt")
+    pc.ty = po.ty = ty
+    b.split_kernel()
+    arr = reader(pc.name, K.cint(0), K.Var("int", length), lambda: ty)
+    head = Ctx(b, GRID, [])
+    c = as_scalar(ctx, apply(head, cond, arr)).e
+    flag = b.buffer("global", K.cint(1), origin_of(b.span, "while condition"), "flag", prefix="flag")
+    flag.ty = "int"
+    head.emit(K.Store(flag.name, K.cint(0), K.select(c, K.cint(1), K.cint(0))))
+    ctx.emit(K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)), tuple(head.stmts)))
+    cond_kernel = len(b.kernels)
+    b.split_kernel()
+    nxt = apply(ctx, step, arr)
+    _check_step(ctx, nxt, GRID, K.Var("int", length))
+    if not b.host_computable(nxt.n):
+        raise ctx.error("the length of each step of this grid-level while depends on values computed "
+                        "on the device; the host must know it")
+    nxt.run(ctx, store_writer(po, K.cint(0)))
+    b.split_kernel()
+    b.loops.append(K.HostLoop(cond_kernel, (cond_kernel + 1, len(b.kernels)), flag.name, length, n,
+                              nxt.n, pc.name, po.name, (cur.name, other.name)))
+    return arr
 
 
 def foldl(ctx: Ctx, f: SVal, acc: SVal, arr: SPull) -> SVal:
@@ -786,7 +825,7 @@ def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], e
     value = lw.global_value(ctx, name, entry_span)
     for a in args:
         value = apply(ctx, value, a)
-    output = emit_result(ctx, value, name, {p.name for p in params})
+    output = emit_result(ctx, value, name)
     b.finish()
     kprog = assemble(b, name, params, inputs, layout, output, hw)
     return kprog, {n: r.span for n, r in b.bufs.items()}
@@ -812,12 +851,12 @@ def entry_arg(b: Builder, t: T.Type, k: int, params, inputs, layout) -> SVal:
                        f"(scalars and one-dimensional arrays of scalars only)", b.span)
 
 
-def emit_result(ctx: Ctx, value: SVal, name: str, params: set) -> K.OutputSpec:
+def emit_result(ctx: Ctx, value: SVal, name: str) -> K.OutputSpec:
     b = ctx.b
     if isinstance(value, SPull):
         value = push_scheme(GRID, value, b.span)
     if isinstance(value, SPush):
-        check_host_size(b, value.n, name, params)
+        check_host_size(b, value.n, name)
         rec = b.buffer("global", value.n, f"result of {name}", "output", prefix="out")
         w = store_writer(rec, K.cint(0))
         single = value.level < GRID
@@ -845,8 +884,8 @@ def describe(v: SVal) -> str:
     return {SPair: "pair", SFun: "function", SLevelFun: "level function"}.get(type(v), type(v).__name__)
 
 
-def check_host_size(b: Builder, n: K.Expr, name: str, params: set):
-    if any(isinstance(x, (K.Load, K.HwId)) for x in K.walk_expr(n)) or not K.free_params(n) <= params:
+def check_host_size(b: Builder, n: K.Expr, name: str):
+    if not b.host_computable(n):
         raise CompileError(f"the length of the result of `{name}` depends on values computed on the device (array contents or a while loop); "
                            f"the host must know it before launching", b.span)
 
@@ -863,9 +902,10 @@ def assemble(b: Builder, name, params, inputs, layout, output, hw) -> K.KProgram
             groups=tuple(grid_groups(stmts, hw["#BlockSize"])),
             barriers=sum(isinstance(s, K.Barrier) for s in K.walk_stmts(stmts))))
     check_local_scope(b, kernels)
-    return K.KProgram(entry=name, params=tuple(params), inputs=tuple(inputs), arg_layout=tuple(layout),
-                      buffers=tuple(frozen(r) for r in b.globals), kernels=tuple(kernels), output=output,
-                      block_size=hw["#BlockSize"], warp_size=hw["#WarpSize"], num_groups=hw["#NumGroups"])
+    return K.KProgram(entry=name, params=tuple(params) + tuple(b.host_vars), inputs=tuple(inputs),
+                      arg_layout=tuple(layout), buffers=tuple(frozen(r) for r in b.globals),
+                      kernels=tuple(kernels), output=output, block_size=hw["#BlockSize"],
+                      warp_size=hw["#WarpSize"], num_groups=hw["#NumGroups"], loops=tuple(b.loops))
 
 
 def frozen(r: BufRec) -> K.Buffer:

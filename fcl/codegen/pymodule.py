@@ -141,6 +141,12 @@ def plan_literal(kp: K.KProgram) -> str:
 def emit_module(kprogs, sources, origin: str) -> str:
     """The text of a standalone module running `kprogs` (one method per entry point)."""
     names = [kp.entry for kp in kprogs]
+    for kp in kprogs:
+        if kp.loops:
+            from fcl.errors import CompileError
+            raise CompileError(f"`{kp.entry}` has a grid-level while with a run-time condition (a host "
+                               f"loop of launches), which --emit py does not write yet; use fclc run "
+                               f"or the Python API")
     head = (f'"""OpenCL kernels compiled by fclc from {origin}: entry points {", ".join(names)}.\n\n'
             f'Needs only pyopencl and numpy:\n\n    k = Kernels()\n    out = k.{names[0]}(...)\n"""\n')
     sources_text = "SOURCES = {\n" + "".join(f"    {kp.entry!r}: {src!r},\n" for kp, src in zip(kprogs, sources)) + "}\n"
