@@ -2,7 +2,7 @@
 
     python3 bench/gpu_check.py [--device NVIDIA] [--log 20]
 
-1. Every test block of examples/*.fcl and (if present) ../shared/conformance/paper.fcl:
+1. Every test block of examples/*.fcl, tests/programs/*.fcl and (if present) ../shared/conformance/paper.fcl:
    evaluator and device must both give the expected value (fcl.testrun).
 2. The paper's three programs at 2^LOG int32 elements on the device against a
    NumPy reference, with median kernel time (OpenCL profiling events) and
@@ -58,6 +58,7 @@ def main():
     device = D.choose_device(a.device)
     print("device:", D.describe_device(device))
     files = sorted(str(p) for p in (ROOT / "examples").glob("*.fcl"))
+    files += sorted(str(p) for p in (ROOT / "tests" / "programs").glob("*.fcl"))
     paper = ROOT.parent / "shared" / "conformance" / "paper.fcl"
     if paper.exists():
         files.append(str(paper))
