@@ -25,7 +25,10 @@ from parsimonious.nodes import NodeVisitor
 
 from fcl.errors import CompilerBug, FCLError, ParseError, Source, Span
 from fcl.syntax import ast as A
-from fcl.syntax.grammar import GRAMMAR, KEYWORDS, LEVEL_KEYWORDS, TRIVIA
+from fcl.syntax.grammar import _DEFINE, _TRIVIA, GRAMMAR, KEYWORDS, LEVEL_KEYWORDS, TRIVIA
+
+# closing parentheses (with comments and white space between) after an argument
+_CLOSING_PARENS = regex.compile(_DEFINE + r"(?:" + _TRIVIA + r"\))*")
 
 _GRAMMAR = Grammar(GRAMMAR)
 
@@ -271,12 +274,20 @@ class _Builder(NodeVisitor):
 
     def visit_app(self, node, children):
         head, args, tail = children
-        for arg in list(args) + list(tail):
+        ends = [self.closing_end(arg, n) for arg, n in zip(args, node.children[1].children)]
+        ends += [arg.span.end for arg in tail]
+        for arg, end in zip(list(args) + list(tail), ends):
             if isinstance(arg, _LevelArg):
                 head = A.LevelApp(head, arg.level, head.span.to(arg.span))
             else:
-                head = A.App(head, arg, head.span.to(arg.span))
+                head = A.App(head, arg, self.span(head.span.start, end))
         return head
+
+    def closing_end(self, arg, arg_node) -> int:
+        """Where an argument really ends: after the `)`s that close it (`f (x + 1)`)."""
+        end = arg.span.end
+        m = _CLOSING_PARENS.match(self.source.text, end, arg_node.end)
+        return m.end() if m and m.end() > end else end
 
     def visit_argatom(self, node, children):
         return children[1]
