@@ -68,31 +68,58 @@ class Kernels:
                 host = np.ascontiguousarray(value, dtype=_DTYPES[spec[3]])
                 arrays[spec[1]] = host
                 env[spec[2]] = len(host)
+        bind = {}
+        for loop in plan["loops"]:
+            env[loop["length"]] = loop["init_length"](env)
+            bind[loop["cur"]], bind[loop["nxt"]] = loop["bind"]
         mf = cl.mem_flags
-        bufs = []
+        bufs = {}
         for b in plan["buffers"]:
+            if b["role"] == "alias":
+                continue
             if b["name"] in arrays:
                 host = arrays[b["name"]] if arrays[b["name"]].size else np.zeros(1, _DTYPES[b["type"]])
-                bufs.append(cl.Buffer(self.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=host))
+                bufs[b["name"]] = cl.Buffer(self.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=host)
             else:
                 n = max(1, b["size"](env))
-                bufs.append(cl.Buffer(self.context, mf.READ_WRITE, n * np.dtype(_DTYPES[b["type"]]).itemsize))
-        scalars = [_DTYPES["int" if p[1] == "bool" else p[1]](env[p[0]]) for p in plan["params"]]
+                bufs[b["name"]] = cl.Buffer(self.context, mf.READ_WRITE, n * np.dtype(_DTYPES[b["type"]]).itemsize)
         prg, events = self._program(entry), []
         bs, mult = plan["block_size"], {"": 1, "warp": plan["block_size"] // plan["warp_size"],
                                         "thread": plan["block_size"]}
-        for k in plan["kernels"]:
+
+        def launch(i):
+            k = plan["kernels"][i]
             kernel = cl.Kernel(prg, k["name"])
+            scalars = [_DTYPES["int" if p[1] == "bool" else p[1]](env[p[0]]) for p in plan["params"]]
             local = [cl.LocalMemory(max(1, b["size"](env) * mult[b["per"]]) * np.dtype(_DTYPES[b["type"]]).itemsize)
                      for b in k["dynamic_local"]]
-            kernel.set_args(*bufs, *scalars, *local)
+            kernel.set_args(*[bufs[bind.get(b["name"], b["name"])] for b in plan["buffers"]], *scalars, *local)
             groups = max(1, min(plan["num_groups"], max([g(env) for g in k["groups"]], default=1)))
             events.append(cl.enqueue_nd_range_kernel(self.queue, kernel, (groups * bs,), (bs,)))
+
+        loops = {loop["cond"]: loop for loop in plan["loops"]}
+        i = 0
+        while i < len(plan["kernels"]):
+            loop = loops.get(i)
+            if loop is None:
+                launch(i)
+                i += 1
+                continue
+            flag = np.zeros(1, dtype=np.int32)
+            while True:
+                launch(loop["cond"])
+                cl.enqueue_copy(self.queue, flag, bufs[loop["flag"]])
+                if not flag[0]:
+                    break
+                for j in range(*loop["body"]):
+                    launch(j)
+                env[loop["length"]] = loop["new_length"](env)
+                bind[loop["cur"]], bind[loop["nxt"]] = bind[loop["nxt"]], bind[loop["cur"]]
+            i = loop["body"][1]
         out = plan["result"]
         n = out["length"](env)
         host = np.empty(max(n, 1), dtype=_DTYPES[out["type"]])
-        out_index = [b["name"] for b in plan["buffers"]].index(out["buffer"])
-        cl.enqueue_copy(self.queue, host, bufs[out_index])
+        cl.enqueue_copy(self.queue, host, bufs[bind.get(out["buffer"], out["buffer"])])
         self.last_times = [(e.profile.end - e.profile.start) * 1e-9 for e in events]
         host = host[:n].astype(bool) if out["type"] == "bool" else host[:n]
         return host[0] if out["kind"] == "scalar" else host
@@ -123,14 +150,19 @@ def lam(e: K.Expr) -> str:
 def plan_literal(kp: K.KProgram) -> str:
     """The launch plan of one entry as a Python literal (sizes as lambdas)."""
     def buf(b):
-        return f'{{"name": {b.name!r}, "type": {b.ty!r}, "per": {b.per!r}, "size": {lam(b.size)}}}'
+        return (f'{{"name": {b.name!r}, "type": {b.ty!r}, "per": {b.per!r}, "role": {b.role!r}, '
+                f'"size": {lam(b.size)}}}')
     kernels = []
     for k in kp.kernels:
         dynamic = [buf(b) for b in k.locals_ if not isinstance(b.size, K.Const)]
         kernels.append(f'{{"name": {k.name!r}, "groups": [{", ".join(lam(g) for g in k.groups)}], '
                        f'"dynamic_local": [{", ".join(dynamic)}]}}')
+    loops = [f'{{"cond": {lp.cond}, "body": {tuple(lp.body)!r}, "flag": {lp.flag!r}, '
+             f'"length": {lp.length!r}, "init_length": {lam(lp.init_length)}, '
+             f'"new_length": {lam(lp.new_length)}, "cur": {lp.cur!r}, "nxt": {lp.nxt!r}, '
+             f'"bind": {tuple(lp.bind)!r}}}' for lp in kp.loops]
     o = kp.output
-    return (f'{{"arguments": {list(map(list, kp.arg_layout))!r}, '
+    return (f'{{"arguments": {list(map(list, kp.arg_layout))!r}, "loops": [{", ".join(loops)}], '
             f'"params": {[(p.name, p.ty) for p in kp.params]!r}, '
             f'"buffers": [{", ".join(buf(b) for b in kp.buffers)}], '
             f'"kernels": [{", ".join(kernels)}], '
@@ -141,12 +173,6 @@ def plan_literal(kp: K.KProgram) -> str:
 def emit_module(kprogs, sources, origin: str) -> str:
     """The text of a standalone module running `kprogs` (one method per entry point)."""
     names = [kp.entry for kp in kprogs]
-    for kp in kprogs:
-        if kp.loops:
-            from fcl.errors import CompileError
-            raise CompileError(f"`{kp.entry}` has a grid-level while with a run-time condition (a host "
-                               f"loop of launches), which --emit py does not write yet; use fclc run "
-                               f"or the Python API")
     head = (f'"""OpenCL kernels compiled by fclc from {origin}: entry points {", ".join(names)}.\n\n'
             f'Needs only pyopencl and numpy:\n\n    k = Kernels()\n    out = k.{names[0]}(...)\n"""\n')
     sources_text = "SOURCES = {\n" + "".join(f"    {kp.entry!r}: {src!r},\n" for kp, src in zip(kprogs, sources)) + "}\n"
