@@ -142,9 +142,11 @@ class Kernel:
         """(KProgram, OpenCL source, spans) for concrete argument types, cached."""
         from fcl.codegen.lower import lower_entry
         from fcl.codegen.opencl import render
+        from fcl.codegen.passes import optimise
         if arg_types not in self._specs:
             kprog, spans = lower_entry(list(self.program.decls), self.name, list(arg_types), self.hw,
                                        self.program.span_of(self.name))
+            kprog = optimise(kprog)
             self._specs[arg_types] = (kprog, render(kprog), spans)
         self._last = arg_types
         return self._specs[arg_types]

@@ -210,6 +210,12 @@ class Buffer:
     origin: str
     role: str = "temp"          # input | output | temp | force | while
     per: str = ""               # "" | "warp" | "thread"
+    layout: str = ""            # "" | "skew32" (element i stored at i + i/32: no bank conflicts)
+
+
+def footprint(b: Buffer, elems: int) -> int:
+    """Elements of storage a buffer of `elems` logical elements (all copies) takes."""
+    return elems + (elems >> 5) + 1 if b.layout == "skew32" else elems
 
 
 @dataclass(frozen=True)
@@ -434,6 +440,39 @@ def expr_children(e: Expr) -> tuple[Expr, ...]:
     if isinstance(e, Load):
         return (e.index,)
     return ()
+
+
+def map_expr(f, e: Expr) -> Expr:
+    """Rebuild `e` bottom-up, applying f to every node (children first)."""
+    if isinstance(e, Bin):
+        e = Bin(e.ty, e.op, map_expr(f, e.a), map_expr(f, e.b))
+    elif isinstance(e, Un):
+        e = Un(e.ty, e.op, map_expr(f, e.a))
+    elif isinstance(e, Call):
+        e = Call(e.ty, e.fn, tuple(map_expr(f, a) for a in e.args))
+    elif isinstance(e, Select):
+        e = Select(e.ty, map_expr(f, e.cond), map_expr(f, e.a), map_expr(f, e.b))
+    elif isinstance(e, Load):
+        e = Load(e.ty, e.buf, map_expr(f, e.index))
+    return f(e)
+
+
+def map_stmts(fs, fe, stmts) -> tuple:
+    """Rebuild statements: fe maps every expression (via map_expr), then fs maps each statement."""
+    import dataclasses
+    out = []
+    for s in stmts:
+        changes = {}
+        for name in ("expr", "init", "index", "value", "count", "cond"):
+            value = getattr(s, name, None)
+            if isinstance(value, Expr):
+                changes[name] = map_expr(fe, value)
+        for name in ("body", "then", "else_", "head"):
+            value = getattr(s, name, None)
+            if isinstance(value, tuple):
+                changes[name] = map_stmts(fs, fe, value)
+        out.append(fs(dataclasses.replace(s, **changes) if changes else s))
+    return tuple(out)
 
 
 def walk_expr(e: Expr):

@@ -29,6 +29,8 @@ static inline int fcl_mod(int a, int b) {{ return (b == 0 || b == -1) ? 0 : a % 
 static inline int fcl_shl(int a, int b) {{ return (int)((uint)a << (b & 31)); }}
 static inline int fcl_shr(int a, int b) {{ return a >> (b & 31); }}
 static inline int fcl_abs(int a) {{ return a < 0 ? fcl_neg(a) : a; }}
+/* local memory layout: element i of a skewed buffer lives at i + i/32 (no bank conflicts) */
+static inline int fcl_skew(int i) {{ return i + (i >> 5); }}
 """
 
 MINMAX = "static inline {t} fcl_min_{t}({t} a, {t} b) {{ return b < a ? b : a; }}\n" \
@@ -121,14 +123,15 @@ class OpenCLRenderer:
 
     def describe(self, b: K.Buffer) -> str:
         per = f" per {b.per}" if b.per else ""
-        return f"{b.origin}: {b.space}, {K.format_expr(b.size)} x {b.ty}{per}"
+        skew = ", skewed layout" if b.layout == "skew32" else ""
+        return f"{b.origin}: {b.space}, {K.format_expr(b.size)} x {b.ty}{per}{skew}"
 
     def static_size(self, b: K.Buffer) -> int | None:
         """Elements of a local/private buffer when known at compile time, else None."""
         if not isinstance(b.size, K.Const):
             return None
         mult = {"": 1, "warp": self.nwarps, "thread": self.bs}[b.per]
-        return b.size.value * mult
+        return K.footprint(b, b.size.value * mult)
 
     def kernel_body(self, k: K.Kernel) -> str:
         lines = [
@@ -295,6 +298,8 @@ class OpenCLRenderer:
             return CONVERSIONS[e.fn].format(args[0])
         if e.fn in ("min", "max"):
             return f"fcl_{e.fn}_{e.ty}({args[0]}, {args[1]})"
+        if e.fn == "skew":
+            return f"fcl_skew({args[0]})"
         if e.fn == "abs":
             return f"fcl_abs({args[0]})" if e.ty == "int" else f"fabs({args[0]})"
         return f"{e.fn}({', '.join(args)})"

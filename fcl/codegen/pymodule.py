@@ -27,6 +27,10 @@ def _wrap(x):
     return ((x + 2**31) % 2**32) - 2**31
 
 
+def _footprint(b, n):
+    return n + (n >> 5) + 1 if b["skew"] else n
+
+
 def _div(a, b):
     if b == 0:
         raise ZeroDivisionError("a size divides by zero for these arguments")
@@ -91,8 +95,8 @@ class Kernels:
             k = plan["kernels"][i]
             kernel = cl.Kernel(prg, k["name"])
             scalars = [_DTYPES["int" if p[1] == "bool" else p[1]](env[p[0]]) for p in plan["params"]]
-            local = [cl.LocalMemory(max(1, b["size"](env) * mult[b["per"]]) * np.dtype(_DTYPES[b["type"]]).itemsize)
-                     for b in k["dynamic_local"]]
+            local = [cl.LocalMemory(max(1, _footprint(b, b["size"](env) * mult[b["per"]]))
+                                    * np.dtype(_DTYPES[b["type"]]).itemsize) for b in k["dynamic_local"]]
             kernel.set_args(*[bufs[bind.get(b["name"], b["name"])] for b in plan["buffers"]], *scalars, *local)
             groups = max(1, min(plan["num_groups"], max([g(env) for g in k["groups"]], default=1)))
             events.append(cl.enqueue_nd_range_kernel(self.queue, kernel, (groups * bs,), (bs,)))
@@ -151,6 +155,7 @@ def plan_literal(kp: K.KProgram) -> str:
     """The launch plan of one entry as a Python literal (sizes as lambdas)."""
     def buf(b):
         return (f'{{"name": {b.name!r}, "type": {b.ty!r}, "per": {b.per!r}, "role": {b.role!r}, '
+                f'"skew": {b.layout == "skew32"!r}, '
                 f'"size": {lam(b.size)}}}')
     kernels = []
     for k in kp.kernels:

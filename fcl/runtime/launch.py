@@ -115,7 +115,7 @@ class Launcher:
         n = self.size_of(b.size, env, b.origin)
         mult = {"": 1, "warp": max(1, self.kprog.block_size // self.kprog.warp_size),
                 "thread": self.kprog.block_size}[b.per]
-        return max(1, n * mult)
+        return max(1, K.footprint(b, n * mult))
 
     # ------------------------------------------------------------ running
 

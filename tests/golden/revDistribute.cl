@@ -18,6 +18,8 @@ static inline int fcl_mod(int a, int b) { return (b == 0 || b == -1) ? 0 : a % b
 static inline int fcl_shl(int a, int b) { return (int)((uint)a << (b & 31)); }
 static inline int fcl_shr(int a, int b) { return a >> (b & 31); }
 static inline int fcl_abs(int a) { return a < 0 ? fcl_neg(a) : a; }
+/* local memory layout: element i of a skewed buffer lives at i + i/32 (no bank conflicts) */
+static inline int fcl_skew(int i) { return i + (i >> 5); }
 
 __kernel void revDistribute(
     __global const int* restrict in1_1  /* argument 2: global, n1 x int */,

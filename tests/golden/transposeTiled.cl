@@ -19,6 +19,8 @@ static inline int fcl_mod(int a, int b) { return (b == 0 || b == -1) ? 0 : a % b
 static inline int fcl_shl(int a, int b) { return (int)((uint)a << (b & 31)); }
 static inline int fcl_shr(int a, int b) { return a >> (b & 31); }
 static inline int fcl_abs(int a) { return a < 0 ? fcl_neg(a) : a; }
+/* local memory layout: element i of a skewed buffer lives at i + i/32 (no bank conflicts) */
+static inline int fcl_skew(int i) { return i + (i >> 5); }
 
 __kernel void transposeTiled(
     __global const int* restrict in3_1  /* argument 4: global, n3 x int */,
@@ -27,7 +29,7 @@ __kernel void transposeTiled(
     const int arg1,
     const int arg2,
     const int n3,
-    __local int* l5  /* force at examples/transpose.fcl:14: local, (arg0 mul arg0) x int; size set by the host */)
+    __local int* l5  /* force at examples/transpose.fcl:14: local, (arg0 mul arg0) x int, skewed layout; size set by the host */)
 {
   const int lid = get_local_id(0);
   const int wid = lid / 32;
@@ -35,12 +37,12 @@ __kernel void transposeTiled(
   for (int part3 = get_group_id(0); part3 < fcl_mul(fcl_div(arg1, arg0), fcl_div(arg2, arg0)); part3 += get_num_groups(0)) {
     const bool active4 = true;
     for (int i6 = lid; i6 < fcl_mul(arg0, arg0); i6 += 256) {
-      l5[i6] = in3_1[fcl_add(fcl_add(fcl_mul(fcl_add(fcl_mul(fcl_div(fcl_add(fcl_mul(fcl_mod(part3, fcl_div(arg2, arg0)), fcl_div(arg1, arg0)), fcl_div(part3, fcl_div(arg2, arg0))), fcl_div(arg1, arg0)), arg0), fcl_div(i6, arg0)), arg1), fcl_mul(fcl_mod(fcl_add(fcl_mul(fcl_mod(part3, fcl_div(arg2, arg0)), fcl_div(arg1, arg0)), fcl_div(part3, fcl_div(arg2, arg0))), fcl_div(arg1, arg0)), arg0)), fcl_mod(i6, arg0))];
+      l5[fcl_skew(i6)] = in3_1[fcl_add(fcl_add(fcl_mul(fcl_add(fcl_mul(fcl_div(fcl_add(fcl_mul(fcl_mod(part3, fcl_div(arg2, arg0)), fcl_div(arg1, arg0)), fcl_div(part3, fcl_div(arg2, arg0))), fcl_div(arg1, arg0)), arg0), fcl_div(i6, arg0)), arg1), fcl_mul(fcl_mod(fcl_add(fcl_mul(fcl_mod(part3, fcl_div(arg2, arg0)), fcl_div(arg1, arg0)), fcl_div(part3, fcl_div(arg2, arg0))), fcl_div(arg1, arg0)), arg0)), fcl_mod(i6, arg0))];
     }
     barrier(CLK_LOCAL_MEM_FENCE);  /* force at examples/transpose.fcl:14 */
     for (int i7 = lid; i7 < fcl_mul(arg0, arg0); i7 += 256) {
       if (active4) {
-        out2[fcl_add(fcl_add(fcl_mul(fcl_add(fcl_mul(fcl_div(part3, fcl_div(arg2, arg0)), arg0), fcl_div(i7, arg0)), arg2), fcl_mul(fcl_mod(part3, fcl_div(arg2, arg0)), arg0)), fcl_mod(i7, arg0))] = l5[fcl_add(fcl_mul(fcl_mod(i7, arg0), arg0), fcl_div(i7, arg0))];
+        out2[fcl_add(fcl_add(fcl_mul(fcl_add(fcl_mul(fcl_div(part3, fcl_div(arg2, arg0)), arg0), fcl_div(i7, arg0)), arg2), fcl_mul(fcl_mod(part3, fcl_div(arg2, arg0)), arg0)), fcl_mod(i7, arg0))] = l5[fcl_skew(fcl_add(fcl_mul(fcl_mod(i7, arg0), arg0), fcl_div(i7, arg0)))];
       }
     }
     if (fcl_add(part3, get_num_groups(0)) < fcl_mul(fcl_div(arg1, arg0), fcl_div(arg2, arg0))) {
