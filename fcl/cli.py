@@ -127,7 +127,10 @@ def parse_args(args) -> list:
 
 
 def cmd_check(args):
-    prog = load(args)
+    print_types(load(args))
+
+
+def print_types(prog):
     for name, scheme in prog.declarations():
         print(f"{name} : {scheme}")
 
@@ -179,8 +182,7 @@ def cmd_compile(args):
         print(print_program(prog.ast))
         return
     if args.dump == "types":
-        for name, scheme in prog.declarations():
-            print(f"{name} : {scheme}")
+        print_types(prog)
         return
     kernels = [prog.compile(name, device=args.device, **hw_options(args)) for name in args.entry]
     if args.dump == "kir":

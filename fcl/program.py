@@ -135,7 +135,8 @@ class Kernel:
         self.name = name
         self.hw = hw
         self.device_spec = device_spec
-        self._specs: dict = {}
+        self._specs: dict = {}        # argument types -> (KProgram, source, spans)
+        self._launchers: dict = {}    # (argument types, device) -> Launcher
         self._last = None
 
     def specialise(self, arg_types: tuple):
@@ -187,10 +188,10 @@ class Kernel:
         types = tuple(value_type(a) for a in args)
         kprog, source, spans = self.specialise(types)
         device = choose_device(self.device_spec)
-        key = ("launcher", types, device.int_ptr)
-        if key not in self._specs:
-            self._specs[key] = Launcher(kprog, source, device, spans)
-        return self._specs[key]
+        key = (types, device.int_ptr)
+        if key not in self._launchers:
+            self._launchers[key] = Launcher(kprog, source, device, spans)
+        return self._launchers[key]
 
     def run(self, *args):
         """(result, [(kernel name, seconds)]) on the device."""

@@ -24,8 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from fcl.errors import ArgumentError
-from fcl.types.types import (TCon, TFunT, TLevelFunT, TPairT, TPullT, TPushT, TVarT,
-                             Type, level_name)
+from fcl.types.types import TCon, TFunT, TLevelFunT, TPairT, TPullT, TPushT, TVarT, Type
 
 INT_MIN, INT_MAX = -(2 ** 31), 2 ** 31 - 1
 
@@ -344,25 +343,9 @@ def _dtype_kind(dtype: np.dtype) -> str | None:
 # ---------------------------------------------------------------- type-directed checking
 
 def show_type(ty: Type) -> str:
-    """A short written form of a type for messages: `int`, `[int]`, `(int, 'a)`, `[int]<grid>`."""
-    if isinstance(ty, TCon):
-        return ty.name
-    if isinstance(ty, TVarT):
-        return ty.name if ty.name.startswith("'") else "'" + ty.name
-    if isinstance(ty, TPullT):
-        return f"[{show_type(ty.elem)}]"
-    if isinstance(ty, TPushT):
-        return f"[{show_type(ty.elem)}]<{level_name(ty.level)}>"
-    if isinstance(ty, TPairT):
-        return f"({show_type(ty.fst)}, {show_type(ty.snd)})"
-    if isinstance(ty, TFunT):
-        arg = show_type(ty.arg)
-        if isinstance(ty.arg, (TFunT, TLevelFunT)):
-            arg = f"({arg})"
-        return f"{arg} -> {show_type(ty.res)}"
-    if isinstance(ty, TLevelFunT):
-        return f"<{ty.lvar}> -> {show_type(ty.body)}"
-    return repr(ty)
+    """A type as messages write it (the checker's canonical printer)."""
+    from fcl.types.printer import format_type
+    return format_type(ty)
 
 
 def describe(v) -> str:

@@ -213,6 +213,11 @@ class Buffer:
     layout: str = ""            # "" | "skew32" (element i stored at i + i/32: no bank conflicts)
 
 
+def copies(b: Buffer, block_size: int, warp_size: int) -> int:
+    """How many copies of one size a local buffer holds: one, one per warp, or one per work-item."""
+    return {"": 1, "warp": max(1, block_size // warp_size), "thread": block_size}[b.per]
+
+
 def footprint(b: Buffer, elems: int) -> int:
     """Elements of storage a buffer of `elems` logical elements (all copies) takes."""
     return elems + (elems >> 5) + 1 if b.layout == "skew32" else elems

@@ -194,7 +194,7 @@ class Lowerer:
             if isinstance(d, A.Val):
                 self.decls[d.name] = d
         self.hw = hw
-        self.prims = primitives(self)
+        self.prims = primitives()
 
     # -- expressions
 
@@ -544,7 +544,7 @@ def force(ctx: Ctx, arr: SPush) -> SPull:
     return reader(rec.name, base, arr.n, lambda: rec.ty or "int")
 
 
-def while_loop(lw: Lowerer, ctx: Ctx, cond: SVal, step: SVal, init: SPush) -> SPull:
+def while_loop(ctx: Ctx, cond: SVal, step: SVal, init: SPush) -> SPull:
     """`while cond step init`: force init, then step between two buffers while cond holds."""
     level = init.level
     check_level(ctx, level, "loop over")
@@ -725,7 +725,7 @@ def curried(arity: int, fn: Callable, name: str) -> SVal:
     return make([])
 
 
-def primitives(lw: Lowerer) -> dict[str, SVal]:
+def primitives() -> dict[str, SVal]:
     def span(ctx):
         return ctx.b.span
 
@@ -776,9 +776,6 @@ def primitives(lw: Lowerer) -> dict[str, SVal]:
             return as_scalar(c, apply(c, f, SPair(SScalar(p), SScalar(j)))).e
         return parts_scheme(level, n.e, parts, place, span(ctx))
 
-    def while_(ctx, cond, step, init):
-        return while_loop(lw, ctx, cond, step, init)
-
     prims = {
         "generate": curried(2, generate, "generate"),
         "lengthPull": curried(1, lambda c, a: SScalar(a.n), "lengthPull"),
@@ -791,7 +788,7 @@ def primitives(lw: Lowerer) -> dict[str, SVal]:
         "force": curried(1, force, "force"),
         "concat": curried(2, concat, "concat"),
         "interleave": curried(3, interleave, "interleave"),
-        "while": curried(3, while_, "while"),
+        "while": curried(3, while_loop, "while"),
         "foldl": curried(3, foldl, "foldl"),
         "fst": curried(1, lambda c, p: p.a, "fst"),
         "snd": curried(1, lambda c, p: p.b, "snd"),

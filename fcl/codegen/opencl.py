@@ -130,8 +130,7 @@ class OpenCLRenderer:
         """Elements of a local/private buffer when known at compile time, else None."""
         if not isinstance(b.size, K.Const):
             return None
-        mult = {"": 1, "warp": self.nwarps, "thread": self.bs}[b.per]
-        return K.footprint(b, b.size.value * mult)
+        return K.footprint(b, b.size.value * K.copies(b, self.bs, self.ws))
 
     def kernel_body(self, k: K.Kernel) -> str:
         lines = [

@@ -113,9 +113,7 @@ class Launcher:
 
     def local_elems(self, b: K.Buffer, env: dict) -> int:
         n = self.size_of(b.size, env, b.origin)
-        mult = {"": 1, "warp": max(1, self.kprog.block_size // self.kprog.warp_size),
-                "thread": self.kprog.block_size}[b.per]
-        return max(1, K.footprint(b, n * mult))
+        return max(1, K.footprint(b, n * K.copies(b, self.kprog.block_size, self.kprog.warp_size)))
 
     # ------------------------------------------------------------ running
 
