@@ -414,9 +414,32 @@ def test_sig_more_general_rejected_at_sig():
     assert where(err) == (2, 1) and "more general" in err.message
 
 
-def test_sig_kind_more_general_rejected():
-    err = error_of("sig f : 'a -> 'a -> 'a\nfun f x y = x + y")
-    assert where(err) == (1, 1) and "more general" in err.message
+def test_sig_type_variable_takes_the_kind_the_definition_needs():
+    # inference accepts these; a sig with a plain 'a must too (issue 11)
+    got = types_of("sig f : 'a -> 'a -> 'a\nfun f x y = x + y\nval d = f 1.5 2.0\n"
+                   "sig eq : 'a -> 'a -> bool\nfun eq x y = x == y\nval b = eq true false\n"
+                   "sig g : ['a] -> ['a]\nfun g arr = mapPull (fn x => x * x) arr")
+    assert got["f"] == "forall 'a. 'a -> 'a -> 'a" and got["d"] == "double"
+    assert got["eq"] == "forall 'a. 'a -> 'a -> bool" and got["b"] == "bool"
+    assert got["g"] == "forall 'a. ['a] -> ['a]"
+
+
+def test_sig_narrowed_kind_is_checked_at_uses():
+    err = error_of("sig f : 'a -> 'a -> 'a\nfun f x y = x + y\nval w = f true false")
+    assert "numeric" in err.message
+    err = error_of("sig eq : 'a -> 'a -> bool\nfun eq x y = x == y\nval w = eq (fn x => x) (fn x => x)")
+    assert "scalar" in err.message
+
+
+def test_sig_too_general_prints_types_that_differ():
+    for src in ("sig f : 'a -> 'a -> 'a\nfun f x y = x + y + 1",
+                "sig f : 'a -> 'b -> bool\nfun f x y = x == y",
+                "sig f : <l> -> ['a] -> ['a]<l>\nfun f <l> a = push <block> a"):
+        err = error_of(src)
+        assert where(err) == (1, 1), src
+        said = err.message.split("signature says ")[1]
+        sig_text, def_text = said.split(", but the definition ")
+        assert sig_text != def_text.split("type ", 1)[1], err.message
 
 
 def test_sig_mismatch_rejected_at_sig():

@@ -30,7 +30,7 @@ from fcl.types.builtins import HARDWARE_PARAMETERS, close, primitive_schemes
 from fcl.types.printer import Namer, format_level, format_scheme, format_type
 from fcl.types.types import (BOOL, DOUBLE, FLOAT, INT, LEVEL_NAMES, LSucc, LVarT, LZero, Level,
                              Scheme, TFunT, TLevelFunT, TPairT, TPullT, TPushT, TVarT, Type)
-from fcl.types.unify import (KIND_DESCRIPTION, Mismatch, Subst, fresh_id, is_flexible,
+from fcl.types.unify import (KIND_DESCRIPTION, Mismatch, Subst, fresh_id, is_flexible, kind_allows,
                              level_succs, level_vars, subst_level_in_type, substitute,
                              type_children, type_vars)
 
@@ -132,10 +132,9 @@ def check_decl(decl: ast.Val, sig: tuple[ast.Sig, Scheme] | None, scope: dict[st
     if sig is not None:
         checker.sig_levels = _leading_level_binders(sig[1].body)
     t = checker.infer(decl.value)
-    if sig is not None:
-        checker.check_signature(t, sig[1], sig[0])
+    scheme = checker.check_signature(t, sig[1], sig[0]) if sig is not None else None
     checker.finish(decl.span)
-    return sig[1] if sig is not None else checker.generalize_all(t)
+    return scheme if scheme is not None else checker.generalize_all(t)
 
 
 def builtins_env() -> TypeEnv:
@@ -408,22 +407,39 @@ class _Checker:
 
     # -- signatures
 
-    def check_signature(self, t: Type, sig: Scheme, decl: ast.Sig) -> None:
-        """The definition's type `t` must be at least as general as `sig`; else error at the sig."""
+    def check_signature(self, t: Type, sig: Scheme, decl: ast.Sig) -> Scheme:
+        """The sig's scheme, if the definition's type `t` is at least as general; else error at the sig.
+
+        A written type variable has the kind its position gives it (language.md
+        section 4) and is narrowed to the kind the definition needs: in
+        `sig eq : 'a -> 'a -> bool` with `fun eq x y = x == y`, `'a` stands for
+        the scalar types, as inference would have it.  The scheme returned
+        carries those kinds, so uses of the declaration are checked against them.
+        """
         snap = self.sub.snapshot()
-        tmap = {n: TVarT(f"!{n}#{fresh_id()}", k) for n, k in _scheme_kinds(sig).items()}
+        kinds = _scheme_kinds(sig)
         lmap = {n: LVarT(f"{n}#{fresh_id()}") for n in sig.lvars}
-        rigid = substitute(sig.body, tmap, lmap)
-        try:
-            self.sub.unify(rigid, t)
-            return
-        except Mismatch as m:
-            failure = m
-        self.sub.restore(snap)
+        for _ in range(4 * len(kinds) + 1):
+            tmap = {n: TVarT(f"!{n}#{fresh_id()}", k) for n, k in kinds.items()}
+            rigid = substitute(sig.body, tmap, lmap)
+            try:
+                self.sub.unify(rigid, t)
+                return _with_kinds(sig, kinds)
+            except Mismatch as m:
+                failure = m
+            self.sub.restore(snap)
+            narrowed = _narrowed_kind(failure, tmap, kinds)
+            if narrowed is None:
+                break
+            kinds = {**kinds, **narrowed}
         general = self._unifies(self.instantiate(sig, decl.name), t)
         self.sub.restore(snap)
         self.sub.default_numeric()
-        sig_text, inf_text = format_scheme(sig), format_scheme(self.generalize_all(t))
+        inferred = self.generalize_all(t)
+        sig_text, inf_text = format_scheme(sig), format_scheme(inferred)
+        if sig_text == inf_text:
+            sig_text += _kinds_text(sig)
+            inf_text += _kinds_text(inferred)
         if general:
             msg = (f"the signature of `{decl.name}` is more general than its definition: the "
                    f"signature says {sig_text}, but the definition only has type {inf_text}")
@@ -760,6 +776,34 @@ def _scheme_var_kinds(s: Scheme) -> dict[str, str]:
         _KIND_CACHE.clear()
     _KIND_CACHE[id(s)] = (s, kinds)
     return kinds
+
+
+def _narrowed_kind(m: Mismatch, tmap: dict[str, TVarT], kinds: dict[str, str]) -> dict[str, str] | None:
+    """A written type variable that failed only on its kind, with the stricter kind it needs."""
+    if m.reason != "kind" or not isinstance(m.offender, TVarT):
+        return None
+    for n, v in tmap.items():
+        if v.name == m.offender.name and kind_allows(m.kind, kinds[n]) and m.kind != kinds[n]:
+            return {n: m.kind}
+    return None
+
+
+def _kinds_text(s: Scheme) -> str:
+    """` (where 'a is a scalar type, ...)`: the kinds of a scheme's type variables, as printed."""
+    namer = Namer()
+    format_scheme(s, namer)
+    kinds = {n: v.kind for n, v in type_vars(s.body).items()}
+    parts = [f"{namer.types[n]} is {KIND_DESCRIPTION[kinds.get(n, 'TYP')]}"
+             for n in s.tvars if n in namer.types]
+    return f" (where {', '.join(parts)})" if parts else ""
+
+
+def _with_kinds(s: Scheme, kinds: dict[str, str]) -> Scheme:
+    """`s` with its quantified type variables given `kinds`."""
+    if all(kinds.get(n) == v.kind for n, v in type_vars(s.body).items() if n in kinds):
+        return s
+    body = substitute(s.body, {n: TVarT(n, k) for n, k in kinds.items()}, {})
+    return Scheme(s.lvars, s.tvars, body)
 
 
 def _scheme_kinds(s: Scheme) -> dict[str, str]:
