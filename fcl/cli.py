@@ -195,7 +195,8 @@ def cmd_compile(args):
         from fcl.codegen.pymodule import emit_module
         text = emit_module([k.plan for k in kernels], [k.opencl_source for k in kernels], args.file)
     elif args.emit == "json":
-        text = kernels[0].plan_json() if len(kernels) == 1 else "[\n" + ",\n".join(k.plan_json() for k in kernels) + "\n]"
+        from fcl.codegen.plan import json_text
+        text = json_text([k.plan for k in kernels])
     else:
         text = "\n".join(k.opencl_source for k in kernels)
     if args.output:

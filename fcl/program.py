@@ -7,8 +7,6 @@ The CLI and the REPL call only this module (and fcl.values for literals).
 """
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 from fcl.errors import ArgumentError, NO_SPAN
@@ -135,12 +133,12 @@ class Kernel:
         self.name = name
         self.hw = hw
         self.device_spec = device_spec
-        self._specs: dict = {}        # argument types -> (KProgram, source, spans)
+        self._specs: dict = {}        # argument types -> (Plan, source, spans)
         self._launchers: dict = {}    # (argument types, device) -> Launcher
         self._last = None
 
     def specialise(self, arg_types: tuple):
-        """(KProgram, OpenCL source, spans) for concrete argument types, cached."""
+        """(Plan, OpenCL source, spans) for concrete argument types, cached."""
         from fcl.codegen.lower import lower_entry
         from fcl.codegen.opencl import render
         from fcl.codegen.passes import optimise
@@ -177,10 +175,12 @@ class Kernel:
         return format_program(self.plan)
 
     def explain(self) -> str:
+        from fcl.codegen.plan import explain
         return explain(self.plan)
 
     def plan_json(self) -> str:
-        return plan_json(self.plan)
+        from fcl.codegen.plan import json_text
+        return json_text([self.plan])
 
     def launcher(self, args: list):
         from fcl.runtime.device import choose_device
@@ -238,65 +238,6 @@ def value_type(v) -> T.Type:
     if isinstance(v, list):
         return T.TPullT(value_type(v[0]) if v else T.INT)
     raise ArgumentError(f"cannot pass a {type(v).__name__} to a kernel")
-
-
-# ---------------------------------------------------------------- plans as text and JSON
-
-def explain(kp) -> str:
-    """The launch plan in words: kernels, launch sizes, buffers, barriers."""
-    from fcl.codegen.kir import format_expr
-    lines = [f"entry {kp.entry}: {len(kp.kernels)} kernel{'s' * (len(kp.kernels) != 1)}, "
-             f"#BlockSize {kp.block_size}, #WarpSize {kp.warp_size}, #NumGroups {kp.num_groups}"]
-    lines.append("global buffers:")
-    for b in kp.buffers:
-        lines.append(f"  {b.name:<10} {b.ty}[{format_expr(b.size)}]  {b.role}: {b.origin}")
-    for k in kp.kernels:
-        groups = " , ".join(format_expr(g) for g in k.groups)
-        launch = f"min(#NumGroups, max(1, {groups}))" if k.groups else "1"
-        lines.append(f"kernel {k.name}: {launch} work-groups x {kp.block_size} work-items, "
-                     f"{k.barriers} barrier{'s' * (k.barriers != 1)}")
-        for b in k.locals_ + k.privates:
-            per = f" per {b.per}" if b.per else ""
-            level = {"private": "thread", "local": "warp" if b.per == "warp" else "block"}[b.space]
-            if b.per == "thread":
-                level = "thread"
-            lines.append(f"  {b.space:<7} {b.name:<6} {b.ty}[{format_expr(b.size)}]{per}  "
-                         f"({level} level, {b.origin})")
-    for loop in kp.loops:
-        first, last = loop.body
-        body = ", ".join(kp.kernels[i].name for i in range(first, last)) or "nothing"
-        lines.append(f"host loop (grid-level while): {loop.length} := {format_expr(loop.init_length)}, "
-                     f"{loop.cur}/{loop.nxt} = {loop.bind[0]}/{loop.bind[1]}; repeat: run "
-                     f"{kp.kernels[loop.cond].name}, stop if {loop.flag}[0] == 0, run {body}, "
-                     f"{loop.length} := {format_expr(loop.new_length)}, swap {loop.cur} and {loop.nxt}")
-    lines.append(f"result: {kp.output.kind} in {kp.output.buf}, length {format_expr(kp.output.length)}")
-    return "\n".join(lines)
-
-
-def plan_json(kp) -> str:
-    from fcl.codegen.kir import format_expr
-
-    def buf(b):
-        return {"name": b.name, "space": b.space, "type": b.ty, "size": format_expr(b.size),
-                "per": b.per or None, "role": b.role, "holds": b.origin}
-    doc = {
-        "entry": kp.entry, "block_size": kp.block_size, "warp_size": kp.warp_size,
-        "num_groups": kp.num_groups,
-        "params": [{"name": p.name, "type": p.ty} for p in kp.params],
-        "arguments": [list(x) for x in kp.arg_layout],
-        "buffers": [buf(b) for b in kp.buffers],
-        "kernels": [{"name": k.name, "groups": [format_expr(g) for g in k.groups], "barriers": k.barriers,
-                     "local": [buf(b) for b in k.locals_], "private": [buf(b) for b in k.privates]}
-                    for k in kp.kernels],
-        "host_loops": [{"condition_kernel": kp.kernels[lp.cond].name, "flag": lp.flag,
-                        "body_kernels": [kp.kernels[i].name for i in range(*lp.body)],
-                        "length": lp.length, "init_length": format_expr(lp.init_length),
-                        "new_length": format_expr(lp.new_length), "aliases": [lp.cur, lp.nxt],
-                        "initially": list(lp.bind)} for lp in kp.loops],
-        "result": {"kind": kp.output.kind, "buffer": kp.output.buf, "type": kp.output.ty,
-                   "length": format_expr(kp.output.length)},
-    }
-    return json.dumps(doc, indent=2)
 
 
 # ---------------------------------------------------------------- loading

@@ -324,7 +324,7 @@ def test_small_constant_foldl_is_unrolled(entry, unrolled):
 
 def test_block_level_result_runs_in_one_work_group():
     plan, _ = plan_of(PROGRAMS / "prelude_ops.fcl", "blockForced")
-    assert plan.output.single_group
+    assert plan.result.single_group
     assert len(plan.kernels) == 1 and plan.kernels[0].locals_
 
 
@@ -495,14 +495,16 @@ def test_report_fcl_to_opencl_compile_time(capsys):
 
 def test_grid_while_with_runtime_condition_is_a_host_loop():
     """A grid-level while whose condition reads data: condition kernel + step kernel, run by the host."""
+    from fcl.codegen import plan as P
     plan, source = plan_of(REPO / "tests/programs/grid_host_while.fcl", "pairSums")
-    (loop,) = plan.loops
-    cond = plan.kernels[loop.cond]
-    assert not cond.groups, "the condition kernel runs in one work-group"
-    assert loop.body[1] - loop.body[0] == 1
+    (loop,) = [s for s in plan.body if isinstance(s, P.Loop)]
+    cond, read = loop.head
+    assert isinstance(cond, P.Launch) and not cond.groups, "the condition kernel runs in one work-group"
+    assert isinstance(read, P.ReadScalar) and plan.buffer(read.buffer).role == "flag"
+    assert [type(s) for s in loop.body] == [P.Launch, P.SetVar, P.Swap]
     assert {b.role for b in plan.buffers} >= {"alias", "flag", "while"}
     explained = fcl.load_file(str(REPO / "tests/programs/grid_host_while.fcl")).compile("pairSums").explain()
-    assert "host loop (grid-level while)" in explained
+    assert "loop (grid-level while on the host)" in explained
 
 
 @pytest.mark.parametrize("file, entries, calls", [

@@ -197,7 +197,7 @@ class Comment(Stmt):
     text: str
 
 
-# ---------------------------------------------------------------- buffers, kernels, plans
+# ---------------------------------------------------------------- buffers and kernels
 
 @dataclass(frozen=True)
 class Buffer:
@@ -232,56 +232,12 @@ class Param:
 
 @dataclass(frozen=True)
 class Kernel:
+    """One OpenCL kernel; what it takes and how it is launched is in the host plan (plan.Launch)."""
     name: str
     body: tuple[Stmt, ...]
-    globals_: tuple[str, ...]          # global buffers it touches, by name
     locals_: tuple[Buffer, ...]        # local buffers (static or host-sized)
     privates: tuple[Buffer, ...]
-    groups: tuple[Expr, ...]           # work-groups each top-level grid loop wants
     barriers: int
-
-
-@dataclass(frozen=True)
-class HostLoop:
-    """A grid-level `while` run by the host: launch kernel `cond` (it writes 0/1 to
-    `flag`), stop on 0, else launch kernels body[0]..body[1]-1, set host variable
-    `length` to `new_length` and swap what aliases `cur` and `nxt` are bound to.
-    Before the loop `length` = `init_length` and `cur`, `nxt` = `bind`."""
-    cond: int
-    body: tuple[int, int]
-    flag: str
-    length: str
-    init_length: Expr
-    new_length: Expr
-    cur: str
-    nxt: str
-    bind: tuple[str, str]
-
-
-@dataclass(frozen=True)
-class KProgram:
-    """The whole compiled entry point: kernels run in order over global buffers."""
-    entry: str
-    params: tuple[Param, ...]
-    inputs: tuple[tuple[str, str], ...]     # (buffer name, length param) per array argument
-    arg_layout: tuple                       # how the entry's arguments map to params/buffers
-    buffers: tuple[Buffer, ...]             # global buffers (inputs, temps, output)
-    kernels: tuple[Kernel, ...]
-    output: object                          # OutputSpec
-    block_size: int
-    warp_size: int
-    num_groups: int
-    loops: tuple = ()                       # HostLoops, by the index of their condition kernel
-
-
-@dataclass(frozen=True)
-class OutputSpec:
-    """kind: "array" (buffer + length expr) or "scalar" (buffer of one element)."""
-    kind: str
-    buf: str
-    ty: str
-    length: Expr
-    single_group: bool = False
 
 
 # ---------------------------------------------------------------- smart constructors
@@ -636,7 +592,8 @@ def _format_head(s: Stmt) -> str:
     return repr(s)
 
 
-def format_program(p: KProgram) -> str:
+def format_program(p) -> str:
+    """The kernels of a `plan.Plan` (--dump kir)."""
     lines = [f"entry {p.entry}  (#BlockSize={p.block_size}, #WarpSize={p.warp_size}, #NumGroups={p.num_groups})"]
     lines.append("params: " + ", ".join(f"{x.name}:{x.ty}" for x in p.params))
     for b in p.buffers:

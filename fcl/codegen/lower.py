@@ -2,7 +2,7 @@
 
 Consumes the declarations of a checked program (prelude first), the name of
 an entry point and the concrete types of its arguments; produces a
-`kir.KProgram`.  The program is run at compile time over symbolic values:
+`plan.Plan` (the host program and its kernels).  The program is run at compile time over symbolic values:
 
 * `SScalar`: a kernel-IR expression;
 * `SPull`: a length expression and an index function (Python closure), so
@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from fcl.codegen import kir as K
+from fcl.codegen import plan as P
 from fcl.errors import CompileError, CompilerBug, FCLError, Span
 from fcl.syntax import ast as A
 from fcl.types import types as T
@@ -105,6 +106,7 @@ class Builder:
         self.counter = 0
         self.globals: list[BufRec] = []
         self.kernels: list[tuple[list, list, list]] = []   # (stmts, locals, privates)
+        self.host: list = []                # host statements; launches as PendingLaunch
         self.top: list = []
         self.locals: list[BufRec] = []
         self.privates: list[BufRec] = []
@@ -112,7 +114,6 @@ class Builder:
         self.bufs: dict[str, BufRec] = {}
         self.params: set[str] = set()
         self.host_vars: list[K.Param] = []
-        self.loops: list[K.HostLoop] = []
 
     def host_computable(self, e: K.Expr) -> bool:
         """True when the host can compute `e` from the arguments (sizes stay so)."""
@@ -129,20 +130,31 @@ class Builder:
         self.bufs[rec.name] = rec
         if not self.dry:
             {"global": self.globals, "local": self.locals, "private": self.privates}[space].append(rec)
+            if space == "global" and role not in ("input", "alias"):
+                self.host.append(P.Alloc(rec.name))
         return rec
 
     def split_kernel(self):
         """End the current kernel here (a grid-level force needs a kernel boundary)."""
         if self.dry or not self.top:
             return
-        self.kernels.append((self.top, self.locals, self.privates))
-        self.top, self.locals, self.privates = [], [], []
+        self.close_kernel()
 
     def finish(self):
         """Close the last kernel (a program always has at least one)."""
         if self.top or not self.kernels:
-            self.kernels.append((self.top, self.locals, self.privates))
-            self.top, self.locals, self.privates = [], [], []
+            self.close_kernel()
+
+    def close_kernel(self):
+        self.host.append(PendingLaunch(len(self.kernels)))
+        self.kernels.append((self.top, self.locals, self.privates))
+        self.top, self.locals, self.privates = [], [], []
+
+
+@dataclass(frozen=True)
+class PendingLaunch:
+    """A launch of kernel number `index`, resolved to a `plan.Launch` when the kernels are named."""
+    index: int
 
 
 class Ctx:
@@ -646,13 +658,16 @@ def _host_while(ctx, cond, step, bufs, n) -> SPull:
     cur, other = bufs
     ty = cur.ty or "int"
     other.ty = ty
-    length = b.fresh("hlen")
+    length, go = b.fresh("hlen"), b.fresh("go")
     b.params.add(length)
-    b.host_vars.append(K.Param(length, "int"))
+    b.host_vars += [K.Param(length, "int"), K.Param(go, "int")]
     pc = b.buffer("global", cur.size, cur.origin, "alias", prefix="cur")
     po = b.buffer("global", cur.size, cur.origin, "alias", prefix="nxt")
     pc.ty = po.ty = ty
     b.split_kernel()
+    outer = b.host
+    outer += [P.Bind(pc.name, cur.name), P.Bind(po.name, other.name), P.SetVar(length, n)]
+    head_host = b.host = []
     arr = reader(pc.name, K.cint(0), K.Var("int", length), lambda: ty)
     head = Ctx(b, GRID, [])
     c = as_scalar(ctx, apply(head, cond, arr)).e
@@ -660,8 +675,9 @@ def _host_while(ctx, cond, step, bufs, n) -> SPull:
     flag.ty = "int"
     head.emit(K.Store(flag.name, K.cint(0), K.select(c, K.cint(1), K.cint(0))))
     ctx.emit(K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)), tuple(head.stmts)))
-    cond_kernel = len(b.kernels)
     b.split_kernel()
+    head_host.append(P.ReadScalar(go, flag.name))
+    body_host = b.host = []
     nxt = apply(ctx, step, arr)
     _check_step(ctx, nxt, GRID, K.Var("int", length))
     if not b.host_computable(nxt.n):
@@ -669,9 +685,19 @@ def _host_while(ctx, cond, step, bufs, n) -> SPull:
                         "on the device; the host must know it")
     nxt.run(ctx, store_writer(po, K.cint(0)))
     b.split_kernel()
-    b.loops.append(K.HostLoop(cond_kernel, (cond_kernel + 1, len(b.kernels)), flag.name, length, n,
-                              nxt.n, pc.name, po.name, (cur.name, other.name)))
+    body_host += [P.SetVar(length, nxt.n), P.Swap(pc.name, po.name)]
+    b.host = outer
+    varying = {length}
+    outer += hoist_allocs(b, head_host, varying) + hoist_allocs(b, body_host, varying)
+    outer.append(P.Loop(tuple(head_host), K.binop("ne", K.Var("int", go), K.cint(0)), tuple(body_host)))
     return arr
+
+
+def hoist_allocs(b: Builder, stmts: list, varying: set) -> list:
+    """Take out of `stmts` (a loop's) the allocations whose size does not change in the loop."""
+    out = [s for s in stmts if isinstance(s, P.Alloc) and not K.free_params(b.bufs[s.buffer].size) & varying]
+    stmts[:] = [s for s in stmts if s not in out]
+    return out
 
 
 def foldl(ctx: Ctx, f: SVal, acc: SVal, arr: SPull) -> SVal:
@@ -811,35 +837,34 @@ SCALAR_TYPES = {"int", "float", "double", "bool"}
 
 def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], entry_span=None):
     """Compile declaration `name`, applied to arguments of `arg_types`:
-    (KProgram, {buffer name: span of the force/while it holds})."""
+    (Plan, {buffer name: span of the force/while it holds})."""
     lw = Lowerer(decls, hw)
     b = Builder(hw)
     b.span = entry_span
     ctx = Ctx(b, GRID, None, top=True)
-    params, inputs, layout = [], [], []
-    args = [entry_arg(b, t, k, params, inputs, layout) for k, t in enumerate(arg_types)]
+    params, args = [], []
+    values = [entry_arg(b, t, k, params, args) for k, t in enumerate(arg_types)]
     b.params = {p.name for p in params}
     value = lw.global_value(ctx, name, entry_span)
-    for a in args:
+    for a in values:
         value = apply(ctx, value, a)
-    output = emit_result(ctx, value, name)
+    result = emit_result(ctx, value, name)
     b.finish()
-    kprog = assemble(b, name, params, inputs, layout, output, hw)
-    return kprog, {n: r.span for n, r in b.bufs.items()}
+    plan = assemble(b, name, args, params, result, hw)
+    return plan, {n: r.span for n, r in b.bufs.items()}
 
 
-def entry_arg(b: Builder, t: T.Type, k: int, params, inputs, layout) -> SVal:
+def entry_arg(b: Builder, t: T.Type, k: int, params, args) -> SVal:
     if isinstance(t, T.TCon):
         pname = f"arg{k}"
         params.append(K.Param(pname, t.name))
-        layout.append(("scalar", pname, t.name))
+        args.append(P.ScalarArg(pname, t.name))
         return SScalar(K.Var(t.name, pname))
     if isinstance(t, T.TPullT) and isinstance(t.elem, T.TCon):
         rec = b.buffer("global", K.Var("int", f"n{k}"), f"argument {k + 1}", "input", prefix=f"in{k}_")
         rec.ty = t.elem.name
         params.append(K.Param(f"n{k}", "int"))
-        inputs.append((rec.name, f"n{k}"))
-        layout.append(("array", rec.name, f"n{k}", t.elem.name))
+        args.append(P.ArrayArg(rec.name, f"n{k}", t.elem.name))
         return reader(rec.name, K.cint(0), K.Var("int", f"n{k}"), lambda: t.elem.name)
     if isinstance(t, T.TPairT):
         raise CompileError(f"argument {k + 1}: pairs cannot be passed to a kernel yet; pass the "
@@ -848,7 +873,7 @@ def entry_arg(b: Builder, t: T.Type, k: int, params, inputs, layout) -> SVal:
                        f"(scalars and one-dimensional arrays of scalars only)", b.span)
 
 
-def emit_result(ctx: Ctx, value: SVal, name: str) -> K.OutputSpec:
+def emit_result(ctx: Ctx, value: SVal, name: str) -> P.Result:
     b = ctx.b
     if isinstance(value, SPull):
         value = push_scheme(GRID, value, b.span)
@@ -866,13 +891,13 @@ def emit_result(ctx: Ctx, value: SVal, name: str) -> K.OutputSpec:
                 inner(g, i, v)
                 c.emit(K.If(guard, tuple(g.stmts)))
         value.run(ctx, w)
-        return K.OutputSpec("array", rec.name, rec.ty or "int", value.n, single)
+        return P.Result("array", rec.name, rec.ty or "int", value.n, single)
     if isinstance(value, SScalar):
         rec = b.buffer("global", K.cint(1), f"result of {name}", "output", prefix="out")
         rec.ty = value.e.ty
         ctx.emit(K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)),
                       (K.Store(rec.name, K.cint(0), value.e),)))
-        return K.OutputSpec("scalar", rec.name, rec.ty, K.cint(1), True)
+        return P.Result("scalar", rec.name, rec.ty, K.cint(1), True)
     raise CompileError(f"`{name}` returns a {describe(value)}, which a kernel cannot return; "
                        f"return a push array, a pull array of scalars or a scalar", b.span)
 
@@ -887,22 +912,31 @@ def check_host_size(b: Builder, n: K.Expr, name: str):
                            f"the host must know it before launching", b.span)
 
 
-def assemble(b: Builder, name, params, inputs, layout, output, hw) -> K.KProgram:
-    kernels = []
-    for k, (stmts, locals_, privates) in enumerate(b.kernels):
-        kernels.append(K.Kernel(
-            name=f"{name}_k{k}" if len(b.kernels) > 1 else name,
-            body=tuple(stmts),
-            globals_=tuple(r.name for r in b.globals),
-            locals_=tuple(frozen(r) for r in locals_),
-            privates=tuple(frozen(r) for r in privates),
-            groups=tuple(grid_groups(stmts, hw["#BlockSize"])),
-            barriers=sum(isinstance(s, K.Barrier) for s in K.walk_stmts(stmts))))
+def assemble(b: Builder, name, args, params, result: P.Result, hw) -> P.Plan:
+    """Name the kernels and resolve the host program's launches (each takes what it uses)."""
+    kernels = [K.Kernel(name=f"{name}_k{k}" if len(b.kernels) > 1 else name, body=tuple(stmts),
+                        locals_=tuple(frozen(r) for r in locals_), privates=tuple(frozen(r) for r in privates),
+                        barriers=sum(isinstance(s, K.Barrier) for s in K.walk_stmts(stmts)))
+               for k, (stmts, locals_, privates) in enumerate(b.kernels)]
     check_local_scope(b, kernels)
-    return K.KProgram(entry=name, params=tuple(params) + tuple(b.host_vars), inputs=tuple(inputs),
-                      arg_layout=tuple(layout), buffers=tuple(frozen(r) for r in b.globals),
-                      kernels=tuple(kernels), output=output, block_size=hw["#BlockSize"],
-                      warp_size=hw["#WarpSize"], num_groups=hw["#NumGroups"], loops=tuple(b.loops))
+    all_params = tuple(params) + tuple(b.host_vars)
+    buffers = tuple(frozen(r) for r in b.globals)
+
+    def resolve(stmts) -> tuple:
+        out = []
+        for s in stmts:
+            if isinstance(s, PendingLaunch):
+                k = kernels[s.index]
+                s = P.Launch(k.name, tuple(grid_groups(k.body, hw["#BlockSize"])),
+                             P.kernel_uses(k, buffers, all_params))
+            elif isinstance(s, P.Loop):
+                s = P.Loop(resolve(s.head), s.cond, resolve(s.body))
+            out.append(s)
+        return tuple(out)
+
+    return P.Plan(entry=name, args=tuple(args), params=all_params, buffers=buffers, kernels=tuple(kernels),
+                  body=resolve(b.host) + (result,), block_size=hw["#BlockSize"], warp_size=hw["#WarpSize"],
+                  num_groups=hw["#NumGroups"])
 
 
 def frozen(r: BufRec) -> K.Buffer:
@@ -923,7 +957,7 @@ def grid_groups(stmts, block_size: int) -> list[K.Expr]:
 def check_local_scope(b: Builder, kernels):
     """A local or private buffer must be used only in the kernel that allocated it."""
     for k in kernels:
-        own = {r.name for r in k.locals_ + k.privates} | set(k.globals_)
+        own = {r.name for r in k.locals_ + k.privates}
         for used in K.buffers_used(k.body):
             rec = b.bufs.get(used)
             if rec is not None and rec.name not in own and rec.space != "global":

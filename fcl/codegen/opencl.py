@@ -1,7 +1,8 @@
 """Kernel IR -> OpenCL C source.
 
-Consumes a `kir.KProgram`; produces one OpenCL C translation unit holding
-every kernel of the program.  Target spelling lives in `OpenCLRenderer`'s
+Consumes a `plan.Plan`; produces one OpenCL C translation unit holding
+every kernel of the plan, each taking only the buffers and scalars its
+launches pass (`plan.Launch.uses`).  Target spelling lives in `OpenCLRenderer`'s
 attributes; expressions print with C precedence.  Integer arithmetic wraps
 (through unsigned arithmetic, never signed overflow), division and remainder
 by zero give 0 instead of undefined behaviour (the evaluator reports them),
@@ -13,6 +14,7 @@ constant trip counts as guards.
 from __future__ import annotations
 
 from fcl.codegen import kir as K
+from fcl.codegen import plan as P
 from fcl.errors import CompilerBug
 
 PRELUDE = """\
@@ -65,7 +67,7 @@ class OpenCLRenderer:
     global_id = "get_global_id(0)"
     global_size = "get_global_size(0)"
 
-    def __init__(self, prog: K.KProgram):
+    def __init__(self, prog: P.Plan):
         self.prog = prog
         self.bs = prog.block_size
         self.ws = prog.warp_size
@@ -110,11 +112,13 @@ class OpenCLRenderer:
     def kernel_params(self, k: K.Kernel) -> list[str]:
         out = []
         written = {s.buf for s in K.walk_stmts(k.body) if isinstance(s, K.Store)}
-        for b in self.prog.buffers:
+        uses = self.prog.uses_of(k.name)
+        params = {p.name: p for p in self.prog.params}
+        for b in (self.buffers[name] for name in uses.buffers):
             qual = "const " if b.role == "input" else ""
             restrict = " restrict" if b.role == "input" or b.name not in written else ""
             out.append(f"{self.global_kw} {qual}{STORAGE[b.ty]}*{restrict} {b.name}  /* {self.describe(b)} */")
-        for p in self.prog.params:
+        for p in (params[name] for name in uses.params):
             out.append(f"const {'int' if p.ty == 'bool' else p.ty} {p.name}")
         for b in k.locals_:
             if not self.static_size(b):
@@ -331,6 +335,6 @@ def float_literal(v: float, ty: str) -> str:
     return f"({text})" if v < 0 else text
 
 
-def render(prog: K.KProgram) -> str:
-    """The OpenCL C source of every kernel of `prog`."""
+def render(prog: P.Plan) -> str:
+    """The OpenCL C source of every kernel of plan `prog`."""
     return OpenCLRenderer(prog).render()

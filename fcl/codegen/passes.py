@@ -1,6 +1,6 @@
 """Optimisation passes: kernel IR -> kernel IR with the same meaning.
 
-`optimise(kprog)` runs them all; `fclc compile --dump kir` shows the result.
+`optimise(plan)` runs them all on the plan's kernels; `fclc compile --dump kir` shows the result.
 
 * `skew_local_memory`: every local buffer stores element i at i + i/32, so a
   warp that reads a column of a 32-wide tile (stride 32) hits 32 different
@@ -13,13 +13,14 @@ from __future__ import annotations
 import dataclasses
 
 from fcl.codegen import kir as K
+from fcl.codegen import plan as P
 
 
-def optimise(kp: K.KProgram) -> K.KProgram:
+def optimise(kp: P.Plan) -> P.Plan:
     return skew_local_memory(kp)
 
 
-def skew_local_memory(kp: K.KProgram) -> K.KProgram:
+def skew_local_memory(kp: P.Plan) -> P.Plan:
     kernels = tuple(_skew_kernel(k) for k in kp.kernels)
     return dataclasses.replace(kp, kernels=kernels)
 

@@ -1,9 +1,13 @@
 entry revDistribute: 1 kernel, #BlockSize 256, #WarpSize 32, #NumGroups 1024
+arguments: int -> arg0, int[n1] -> in1_1
 global buffers:
   in1_1      int[n1]  input: argument 2
   out2       int[(arg0 mul (n1 div arg0))]  output: result of revDistribute
-kernel revDistribute: min(#NumGroups, max(1, (n1 div arg0))) work-groups x 256 work-items, 0 barriers
-result: array in out2, length (arg0 mul (n1 div arg0))
+kernel revDistribute(in1_1, out2, arg0, n1): 0 barriers
+host program:
+  alloc out2 : int[(arg0 mul (n1 div arg0))]
+  launch revDistribute on min(#NumGroups, max(1, (n1 div arg0))) work-groups x 256 work-items (in1_1, out2, arg0, n1)
+  result: array in out2, length (arg0 mul (n1 div arg0))
 
 #pragma OPENCL FP_CONTRACT OFF
 

@@ -1,10 +1,14 @@
 entry transposeTiled: 1 kernel, #BlockSize 256, #WarpSize 32, #NumGroups 1024
+arguments: int -> arg0, int -> arg1, int -> arg2, int[n3] -> in3_1
 global buffers:
   in3_1      int[n3]  input: argument 4
   out2       int[((arg0 mul arg0) mul ((arg1 div arg0) mul (arg2 div arg0)))]  output: result of transposeTiled
-kernel transposeTiled: min(#NumGroups, max(1, ((arg1 div arg0) mul (arg2 div arg0)))) work-groups x 256 work-items, 2 barriers
+kernel transposeTiled(in3_1, out2, arg0, arg1, arg2): 2 barriers
   local   l5     int[(arg0 mul arg0)]  (block level, force at examples/transpose.fcl:14)
-result: array in out2, length ((arg0 mul arg0) mul ((arg1 div arg0) mul (arg2 div arg0)))
+host program:
+  alloc out2 : int[((arg0 mul arg0) mul ((arg1 div arg0) mul (arg2 div arg0)))]
+  launch transposeTiled on min(#NumGroups, max(1, ((arg1 div arg0) mul (arg2 div arg0)))) work-groups x 256 work-items (in3_1, out2, arg0, arg1, arg2)
+  result: array in out2, length ((arg0 mul arg0) mul ((arg1 div arg0) mul (arg2 div arg0)))
 
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -28,7 +32,6 @@ __kernel void transposeTiled(
     const int arg0,
     const int arg1,
     const int arg2,
-    const int n3,
     __local int* l5  /* force at examples/transpose.fcl:14: local, (arg0 mul arg0) x int, skewed layout; size set by the host */)
 {
   const int lid = get_local_id(0);

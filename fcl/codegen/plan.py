@@ -1,0 +1,294 @@
+"""The host plan IR: what the host does to run one compiled entry point.
+
+Produced by `lower` (with the kernels it builds), rewritten by passes on its
+kernels, interpreted by `fcl.runtime.launch` (the one interpreter of its
+meaning) and printed here (`explain`, `to_json`) and by `pymodule` (Python
+host code).  A `Plan` holds the entry's arguments, the host scalars
+(`params`: argument scalars, array lengths, host variables), the global
+buffers, the kernels and the host program `body`, a sequence of:
+
+* `Alloc(buffer)`: allocate a global buffer (its size is a host expression);
+* `SetVar(var, expr)`: set a host scalar;
+* `Bind(alias, buffer)` / `Swap(a, b)`: point an alias at a buffer, exchange
+  two aliases (the ping-pong buffers of a grid-level `while`);
+* `Launch(kernel, groups, uses)`: run a kernel on min(#NumGroups, max(1,
+  groups...)) work-groups; `uses` lists the global buffers (or aliases) and
+  host scalars it takes as arguments, in order: each kernel receives only those;
+* `ReadScalar(var, buffer)`: copy element 0 of an int buffer to a host scalar;
+* `Loop(head, cond, body)`: `while true: head; if not cond: break; body`;
+* `Result(kind, buffer, ty, length)`: the value the entry returns (last).
+
+Host expressions are kernel-IR expressions over `params` (`kir.eval_host`).
+Not here: device code (kir), how a device runs a plan (runtime).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Iterator
+
+from fcl.codegen import kir as K
+
+
+# ---------------------------------------------------------------- arguments
+
+@dataclass(frozen=True)
+class ScalarArg:
+    """An entry argument passed as a host scalar `param`; `value` is set when the
+    argument is static (compiled in as a constant: the kernels never see it)."""
+    param: str
+    ty: str
+    name: str = ""
+    value: object = None
+
+
+@dataclass(frozen=True)
+class ArrayArg:
+    """An entry argument uploaded to input `buffer`; its length is host scalar `length`."""
+    buffer: str
+    length: str
+    ty: str
+    name: str = ""
+
+
+# ---------------------------------------------------------------- host statements
+
+@dataclass(frozen=True)
+class Uses:
+    buffers: tuple[str, ...]
+    params: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class HostStmt:
+    pass
+
+
+@dataclass(frozen=True)
+class Alloc(HostStmt):
+    buffer: str
+
+
+@dataclass(frozen=True)
+class SetVar(HostStmt):
+    var: str
+    expr: K.Expr
+
+
+@dataclass(frozen=True)
+class Bind(HostStmt):
+    alias: str
+    buffer: str
+
+
+@dataclass(frozen=True)
+class Swap(HostStmt):
+    a: str
+    b: str
+
+
+@dataclass(frozen=True)
+class Launch(HostStmt):
+    kernel: str
+    groups: tuple[K.Expr, ...]
+    uses: Uses
+
+
+@dataclass(frozen=True)
+class ReadScalar(HostStmt):
+    var: str
+    buffer: str
+
+
+@dataclass(frozen=True)
+class Loop(HostStmt):
+    head: tuple[HostStmt, ...]
+    cond: K.Expr
+    body: tuple[HostStmt, ...]
+
+
+@dataclass(frozen=True)
+class Result(HostStmt):
+    """kind: "array" (`length` elements of `buffer`) or "scalar" (element 0)."""
+    kind: str
+    buffer: str
+    ty: str
+    length: K.Expr
+    single_group: bool = False
+
+
+@dataclass(frozen=True)
+class Plan:
+    entry: str
+    args: tuple[ScalarArg | ArrayArg, ...]
+    params: tuple[K.Param, ...]
+    buffers: tuple[K.Buffer, ...]
+    kernels: tuple[K.Kernel, ...]
+    body: tuple[HostStmt, ...]
+    block_size: int
+    warp_size: int
+    num_groups: int
+
+    @property
+    def result(self) -> Result:
+        return self.body[-1]
+
+    def kernel(self, name: str) -> K.Kernel:
+        return next(k for k in self.kernels if k.name == name)
+
+    def launches(self) -> list[Launch]:
+        return [s for s in walk(self.body) if isinstance(s, Launch)]
+
+    def uses_of(self, kernel: str) -> Uses:
+        """What kernel `kernel` takes (the same at every launch of it)."""
+        return next(s.uses for s in self.launches() if s.kernel == kernel)
+
+    def buffer(self, name: str) -> K.Buffer:
+        return next(b for b in self.buffers if b.name == name)
+
+
+def walk(stmts) -> Iterator[HostStmt]:
+    """Pre-order iterator over host statements, loop heads and bodies included."""
+    for s in stmts:
+        yield s
+        if isinstance(s, Loop):
+            yield from walk(s.head)
+            yield from walk(s.body)
+
+
+def kernel_uses(k: K.Kernel, buffers, params) -> Uses:
+    """The global buffers (in the order of `buffers`) and host scalars (in the order of
+    `params`) that the body of kernel `k` reads or writes."""
+    bufs = K.buffers_used(k.body)
+    names = set()
+    for s in K.walk_stmts(k.body):
+        for e in K.stmt_exprs(s):
+            names |= K.free_params(e)
+    return Uses(tuple(b.name for b in buffers if b.name in bufs),
+                tuple(p.name for p in params if p.name in names))
+
+
+# ---------------------------------------------------------------- printing: --explain
+
+def explain(plan: Plan) -> str:
+    """The plan in words: arguments, buffers, kernels with what they take, the host program."""
+    n = len(plan.kernels)
+    lines = [f"entry {plan.entry}: {n} kernel{'s' * (n != 1)}, #BlockSize {plan.block_size}, "
+             f"#WarpSize {plan.warp_size}, #NumGroups {plan.num_groups}"]
+    lines.append("arguments: " + ", ".join(_arg_text(a) for a in plan.args) if plan.args else "arguments: none")
+    lines.append("global buffers:")
+    for b in plan.buffers:
+        lines.append(f"  {b.name:<10} {b.ty}[{K.format_expr(b.size)}]  {b.role}: {b.origin}")
+    for k in plan.kernels:
+        uses = plan.uses_of(k.name)
+        barriers = sum(isinstance(s, K.Barrier) for s in K.walk_stmts(k.body))
+        lines.append(f"kernel {k.name}({', '.join(uses.buffers + uses.params)}): "
+                     f"{barriers} barrier{'s' * (barriers != 1)}")
+        for b in k.locals_ + k.privates:
+            per = f" per {b.per}" if b.per else ""
+            level = "thread" if b.space == "private" or b.per == "thread" else b.per or "block"
+            lines.append(f"  {b.space:<7} {b.name:<6} {b.ty}[{K.format_expr(b.size)}]{per}  "
+                         f"({level} level, {b.origin})")
+    lines.append("host program:")
+    lines.extend(_host_lines(plan, plan.body, 1))
+    return "\n".join(lines)
+
+
+def _arg_text(a) -> str:
+    label = f"{a.name} " if a.name else ""
+    if isinstance(a, ArrayArg):
+        return f"{label}{a.ty}[{a.length}] -> {a.buffer}"
+    if a.value is not None:
+        return f"{label}{a.ty} = {a.value} (static)"
+    return f"{label}{a.ty} -> {a.param}"
+
+
+def _host_lines(plan: Plan, stmts, depth: int) -> list[str]:
+    pad = "  " * depth
+    out = []
+    for s in stmts:
+        if isinstance(s, Loop):
+            out.append(f"{pad}loop (grid-level while on the host):")
+            out.extend(_host_lines(plan, s.head, depth + 1))
+            out.append(f"{pad}  stop unless {K.format_expr(s.cond)}")
+            out.extend(_host_lines(plan, s.body, depth + 1))
+        else:
+            out.append(pad + host_stmt_text(plan, s))
+    return out
+
+
+def host_stmt_text(plan: Plan, s: HostStmt) -> str:
+    """One host statement as a line of text (loops: their first line)."""
+    if isinstance(s, Alloc):
+        b = plan.buffer(s.buffer)
+        return f"alloc {b.name} : {b.ty}[{K.format_expr(b.size)}]"
+    if isinstance(s, SetVar):
+        return f"{s.var} := {K.format_expr(s.expr)}"
+    if isinstance(s, Bind):
+        return f"{s.alias} -> {s.buffer}"
+    if isinstance(s, Swap):
+        return f"swap {s.a} {s.b}"
+    if isinstance(s, Launch):
+        groups = groups_text(s.groups)
+        return (f"launch {s.kernel} on {groups} work-group{'s' * (groups != '1')} x {plan.block_size} work-items "
+                f"({', '.join(s.uses.buffers + s.uses.params)})")
+    if isinstance(s, ReadScalar):
+        return f"{s.var} := read {s.buffer}[0]"
+    if isinstance(s, Result):
+        return f"result: {s.kind} in {s.buffer}, length {K.format_expr(s.length)}"
+    if isinstance(s, Loop):
+        return f"loop while {K.format_expr(s.cond)}"
+    raise TypeError(type(s).__name__)
+
+
+def groups_text(groups) -> str:
+    if not groups:
+        return "1"
+    return f"min(#NumGroups, max(1, {', '.join(K.format_expr(g) for g in groups)}))"
+
+
+# ---------------------------------------------------------------- printing: --emit json
+
+def to_json(plan: Plan) -> dict:
+    """The plan as JSON-able data (expressions as text)."""
+    def buf(b):
+        return {"name": b.name, "space": b.space, "type": b.ty, "size": K.format_expr(b.size),
+                "per": b.per or None, "role": b.role, "holds": b.origin}
+
+    def arg(a):
+        if isinstance(a, ArrayArg):
+            return {"kind": "array", "name": a.name, "type": a.ty, "buffer": a.buffer, "length": a.length}
+        return {"kind": "scalar", "name": a.name, "type": a.ty, "param": a.param, "static": a.value}
+
+    return {
+        "entry": plan.entry, "block_size": plan.block_size, "warp_size": plan.warp_size,
+        "num_groups": plan.num_groups,
+        "arguments": [arg(a) for a in plan.args],
+        "params": [{"name": p.name, "type": p.ty} for p in plan.params],
+        "buffers": [buf(b) for b in plan.buffers],
+        "kernels": [{"name": k.name, "takes": list(plan.uses_of(k.name).buffers + plan.uses_of(k.name).params),
+                     "barriers": sum(isinstance(s, K.Barrier) for s in K.walk_stmts(k.body)),
+                     "local": [buf(b) for b in k.locals_], "private": [buf(b) for b in k.privates]}
+                    for k in plan.kernels],
+        "host": [_stmt_json(s) for s in plan.body],
+    }
+
+
+def _stmt_json(s: HostStmt) -> dict:
+    if isinstance(s, Loop):
+        return {"op": "loop", "head": [_stmt_json(x) for x in s.head], "cond": K.format_expr(s.cond),
+                "body": [_stmt_json(x) for x in s.body]}
+    if isinstance(s, Launch):
+        return {"op": "launch", "kernel": s.kernel, "groups": [K.format_expr(g) for g in s.groups],
+                "buffers": list(s.uses.buffers), "params": list(s.uses.params)}
+    if isinstance(s, (SetVar, Result)):
+        doc = {"op": "set" if isinstance(s, SetVar) else "result"}
+        doc.update({k: K.format_expr(v) if isinstance(v, K.Expr) else v for k, v in vars(s).items()})
+        return doc
+    ops = {Alloc: "alloc", Bind: "bind", Swap: "swap", ReadScalar: "read"}
+    return {"op": ops[type(s)], **vars(s)}
+
+
+def json_text(plans: list[Plan]) -> str:
+    docs = [to_json(p) for p in plans]
+    return json.dumps(docs[0] if len(docs) == 1 else docs, indent=2)
