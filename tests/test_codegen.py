@@ -346,7 +346,8 @@ def every_entry():
 @pytest.mark.parametrize("path, entry", list(every_entry()), ids=lambda x: getattr(x, "name", x))
 def test_every_buffer_declaration_names_its_force_or_while(path, entry):
     plan, source = plan_of(path, entry)
-    bufs = list(plan.buffers) + [b for k in plan.kernels for b in k.locals_ + k.privates]
+    taken = {name for launch in plan.launches() for name in launch.uses.buffers}
+    bufs = [b for b in plan.buffers if b.name in taken] + [b for k in plan.kernels for b in k.locals_ + k.privates]
     lines = path.read_text().splitlines()
     for b in bufs:
         comment = declaration_comment(source, b.name)
