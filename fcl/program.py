@@ -38,6 +38,29 @@ class Program:
         self.decls = (prelude_decls() if prelude else ()) + tuple(program.decls)
         self._evaluators: dict = {}
 
+    def extend(self, decls) -> "Program":
+        """This program followed by `decls` (declarations, includes expanded; a `sig` must be
+        followed by its definition), checked against everything before them -> a new Program.
+
+        Nothing is checked or evaluated twice: the evaluators move to the new Program and
+        learn the new declarations (this Program builds fresh ones if it is used again).
+        TypeCheckError, leaving this Program as it was, when a declaration does not check.
+        """
+        from fcl.types import check_program
+        from fcl.types.infer import CheckedProgram
+        decls = tuple(decls)
+        added = check_program(A.Program(decls, self.ast.span), self.checked.env)
+        new = Program.__new__(Program)
+        new.ast = A.Program(tuple(self.ast.decls) + decls, self.ast.span)
+        new.prelude = self.prelude
+        schemes = {**self.checked.schemes, **added.schemes}
+        new.checked = CheckedProgram(schemes, added.env, list(self.checked.decls) + list(added.decls))
+        new.decls = self.decls + decls
+        new._evaluators, self._evaluators = self._evaluators, {}
+        for ev in new._evaluators.values():
+            ev.add_decls(decls)
+        return new
+
     # ------------------------------------------------------------ types
 
     def names(self) -> list[str]:

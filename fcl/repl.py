@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-from fcl.errors import CompilerBug, EnvironmentProblem, FCLError
+from fcl.errors import CompilerBug, EnvironmentProblem, FCLError, ParseError
 
 SOURCE = "<input>"
 HISTORY = Path("~/.fcl_history")
@@ -27,6 +27,8 @@ COMMANDS = {
     "opencl": ("NAME", "the OpenCL C of the kernels compiled for a declaration"),
     "run": ("NAME ARGS", "compile NAME and run it on the OpenCL device (ARGS as for `fclc run`)"),
     "cost": ("EXPR", "evaluate and print work, span, memory traffic and barriers"),
+    "browse": ("", "every name in scope with its type (`:browse TEXT`: the names containing TEXT)"),
+    "doc": ("NAME", "the type, description and origin of a primitive, prelude or declared name"),
     "help": ("", "this text"),
     "quit": ("", "leave the REPL (Ctrl-D does too)"),
 }
@@ -39,7 +41,7 @@ HELP = "\n".join(
      "prefix works, e.g. `:t`):"]
     + [f"  :{name + ' ' + arg if arg else name:<16} {text}" for name, (arg, text) in COMMANDS.items()])
 
-DECL_START = re.compile(r"\s*(?:sig|fun|val|include)(?![A-Za-z0-9_'])")
+DECL_START = re.compile(r"(?:\s*--[^\n]*\n)*\s*(?:sig|fun|val|include)(?![A-Za-z0-9_'])")
 
 
 class Quit(Exception):
@@ -75,22 +77,21 @@ class Session:
 
     def _reset_to_file(self, program) -> None:
         """Make `program` (a facade Program, or None for no file) the session's base."""
-        from fcl.eval import Evaluator
-        from fcl.program import prelude_decls
-        from fcl.types import builtins_env, prelude_env
+        import fcl
         if program is None:
-            self.file_decls = ()
-            self.env = prelude_env() if self.prelude else builtins_env()
-            base = prelude_decls() if self.prelude else ()
-        else:
-            self.file_decls = tuple(program.ast.decls)
-            self.env = program.checked.env
-            base = program.decls
-        self.decls: list = []           # declarations typed at the prompt (Sig and Val)
+            program = fcl.load("", SOURCE, prelude=self.prelude)
+        self._program = program         # the facade Program of the file and the session
         self.pending_sig = None         # a `sig` typed alone, waiting for its `fun`/`val`
-        self.evaluator = Evaluator(list(base), self.hw)
-        self._program = None            # the facade Program of everything, built on demand
         self._kernels: dict = {}
+
+    @property
+    def env(self):
+        """The type environment of everything declared so far."""
+        return self._program.checked.env
+
+    @property
+    def evaluator(self):
+        return self._program.evaluator(self.hw)
 
     def _load(self, path: str) -> str:
         import fcl
@@ -105,11 +106,7 @@ class Session:
         return sorted(set(self.env.names()))
 
     def program(self):
-        """The facade Program of the file's and the session's declarations (for compiling)."""
-        from fcl.program import Program
-        from fcl.syntax import ast as A
-        if self._program is None:
-            self._program = Program(A.Program(self.file_decls + tuple(self.decls)), self.prelude)
+        """The facade Program of the file's and the session's declarations."""
         return self._program
 
     def kernel(self, name: str):
@@ -128,6 +125,8 @@ class Session:
     def _guard(self, action) -> str:
         try:
             return action()
+        except KeyboardInterrupt:
+            return "interrupted (the session keeps everything declared before this input)"
         except Quit:
             self.done = True
             return ""
@@ -148,9 +147,13 @@ class Session:
             return ""
         if stripped.startswith(":"):
             return self._command(stripped)
-        if DECL_START.match(text):
-            return self._declare(text)
-        return self._evaluate(text, cost=False)
+        try:
+            if DECL_START.match(text):
+                return self._declare(text)
+            return self._evaluate(text, cost=False)
+        except ParseError as e:
+            e.notes.extend(argument_syntax_hints(text))
+            raise
 
     def _command(self, text: str) -> str:
         word, rest = split_command(text)
@@ -162,25 +165,33 @@ class Session:
     # ------------------------------------------------------------ declarations and expressions
 
     def _declare(self, text: str) -> str:
-        """Declarations -> checked against the session's env, added to env and evaluator."""
+        """Declarations -> checked against the session's program, which they extend."""
         from fcl.syntax import ast as A
         from fcl.syntax import expand_includes, parse_program
-        from fcl.types import check_program, format_scheme
+        from fcl.types import format_scheme
         program = expand_includes(parse_program(text, SOURCE), SOURCE)
         decls = tuple(program.decls)
+        notes = []
         if self.pending_sig is not None:
-            decls = (self.pending_sig,) + decls
+            first = decls[0] if decls else None
+            if isinstance(first, A.Val) and first.name != self.pending_sig.name:
+                notes.append(f"(the pending `sig {self.pending_sig.name}` was dropped: the next "
+                             f"declaration defines `{first.name}`, not `{self.pending_sig.name}`)")
+            elif isinstance(first, A.Sig):
+                notes.append(f"(the pending `sig {self.pending_sig.name}` was replaced by "
+                             f"`sig {first.name}`)")
+            else:
+                decls = (self.pending_sig,) + decls
+            self.pending_sig = None
         trailing = None
         if decls and isinstance(decls[-1], A.Sig):
             trailing, decls = decls[-1], decls[:-1]
-        checked = check_program(A.Program(decls, program.span), self.env)
+        before = len(self._program.checked.decls)
+        self._program = self._program.extend(decls)
         self.pending_sig = trailing
-        self.env = checked.env
-        self.evaluator.add_decls(decls)
-        self.decls.extend(decls)
-        self._program = None
         self._kernels.clear()
-        lines = [f"{name} : {format_scheme(scheme)}" for name, scheme in checked.decls]
+        lines = notes + [f"{name} : {format_scheme(scheme)}"
+                         for name, scheme in self._program.checked.decls[before:]]
         if trailing is not None:
             lines.append(f"(sig {trailing.name} waits for its `fun {trailing.name} ...` or "
                          f"`val {trailing.name} = ...`)")
@@ -211,7 +222,12 @@ class Session:
         return f"{' '.join(rest.split())} : {format_scheme(scheme)}"
 
     def cmd_cost(self, rest: str) -> str:
-        return self._evaluate(rest, cost=True)
+        try:
+            out = self._evaluate(rest, cost=True)
+        except ParseError as e:
+            e.notes.extend(argument_syntax_hints(rest))
+            raise
+        return out + "\n" + COST_NOTE if "\n" in out else out
 
     def cmd_load(self, rest: str) -> str:
         return self._load(os.path.expanduser(rest))
@@ -231,6 +247,59 @@ class Session:
                   for k, a in enumerate(split_args(args_text))]
         return format_value(self.kernel(name)(*values))
 
+    def cmd_browse(self, rest: str) -> str:
+        from fcl.types import format_scheme
+        from fcl.types.builtins import HARDWARE_PARAMETERS
+        groups: dict[str, list[str]] = {}
+        for name in self.env.names():
+            if rest in name:
+                scheme = format_scheme(self.env.lookup(name))
+                groups.setdefault(self._origin(name)[0], []).append(f"{name} : {scheme}")
+        if rest in "#BlockSize #WarpSize #NumGroups":
+            groups["hardware parameters"] = [f"{h} : int = {self.hw[h]}" for h in HARDWARE_PARAMETERS
+                                             if rest in h]
+        if not any(groups.values()):
+            return f"no name in scope contains `{rest}`"
+        order = ["primitives", "hardware parameters", "prelude", self.file or "", "this session"]
+        return "\n".join(f"-- {title}\n" + "\n".join(groups[title])
+                         for title in order if groups.get(title))
+
+    def cmd_doc(self, rest: str) -> str:
+        from fcl.errors import ArgumentError
+        from fcl.types import format_scheme
+        from fcl.types.builtins import HARDWARE_PARAMETERS, PRIMITIVES
+        name = rest.strip()
+        if name in HARDWARE_PARAMETERS:
+            return f"{name} : int = {self.hw[name]}\na hardware parameter, fixed when a kernel is compiled"
+        scheme = self.env.lookup(name)
+        if scheme is None:
+            self._program.scheme(name)          # raises with a did-you-mean
+            raise ArgumentError(f"no name `{name}` in scope")
+        origin, where, text = self._origin(name)
+        if origin == "primitives":
+            text, where = PRIMITIVES[name][1], "a primitive (built in)"
+        lines = [f"{name} : {format_scheme(scheme)}"]
+        lines += [text] if text else ["(no description: write `-- ...` comment lines above its `sig`)"]
+        lines.append(where)
+        return "\n".join(lines)
+
+    def _origin(self, name: str) -> tuple[str, str, str]:
+        """(group, `declared at FILE:LINE`, doc comment) of the newest declaration of `name`."""
+        from fcl.resources import prelude_path
+        from fcl.syntax.ast import Sig, Val
+        decls = self._program.decls
+        for k in range(len(decls) - 1, -1, -1):
+            if isinstance(decls[k], Val) and decls[k].name == name:
+                before = decls[k - 1] if k else None
+                sig = before if isinstance(before, Sig) and before.name == name else None
+                span = (sig or decls[k]).span
+                source = span.source.name
+                if source == SOURCE:
+                    return "this session", "declared in this session", doc_comment(span)
+                group = "prelude" if source == str(prelude_path()) else self.file or source
+                return group, f"declared at {span.location().rsplit(':', 1)[0]}", doc_comment(span)
+        return "primitives", "a primitive (built in)", ""
+
     def cmd_help(self, rest: str) -> str:
         return HELP
 
@@ -239,6 +308,39 @@ class Session:
 
 
 # ---------------------------------------------------------------- input shape
+
+def doc_comment(span) -> str:
+    """The `--` comment lines directly above the line where `span` starts, without `-- `."""
+    lines = []
+    line = span.line - 1
+    while line >= 1:
+        text = span.source.line_text(line).strip()
+        if not text.startswith("--") or text.startswith("-- =="):
+            break
+        lines.append(text[2:].strip())
+        line -= 1
+    return "\n".join(reversed(lines))
+
+
+COST_NOTE = ("note: arrays written in the expression (`[1, 2]`, `iota n`) are not global buffers "
+             "here: reading them is not counted; `fclc eval FILE -e NAME ARG... --cost` and "
+             "`fclc run` pass arguments in global buffers and count those reads")
+
+_CLI_ARG = re.compile(r"(?<![A-Za-z0-9_'])(iota|random):(\d+)(?::(int|double|float|bool))?")
+
+
+def argument_syntax_hints(text: str) -> list[str]:
+    """Notes for command-line argument syntax (`iota:16`, `random:8:double`) typed as FCL."""
+    hints = []
+    for m in _CLI_ARG.finditer(text):
+        if m.group(1) == "iota":
+            hints.append(f"`{m.group(0)}` is command-line argument syntax (for `fclc eval`/`run` and "
+                         f"`:run`); in an expression write `iota {m.group(2)}`")
+        else:
+            hints.append(f"`{m.group(0)}` is command-line argument syntax: use it with `:run NAME "
+                         f"{m.group(0)}` or `fclc eval`; expressions have no random numbers")
+    return hints
+
 
 def split_command(text: str) -> tuple[str, str]:
     """`:word rest...` -> (word, rest stripped)."""

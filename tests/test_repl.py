@@ -302,3 +302,146 @@ def test_bad_file_at_start_can_be_fixed_and_reloaded(tmp_path):
     assert s.startup_message.startswith(f"{path}:") and "error" in s.startup_message
     path.write_text("val five = 5\n")
     assert s.handle(":reload").startswith("loaded") and s.handle("five") == "5"
+
+
+# ---------------------------------------------------------------- :browse and :doc
+
+def test_browse_lists_every_name_with_its_type_by_origin(session):
+    session.handle("fun twice x = 2 * x")
+    out = session.handle(":browse")
+    titles = [line for line in out.splitlines() if line.startswith("-- ")]
+    assert titles == ["-- primitives", "-- hardware parameters", "-- prelude", "-- this session"]
+    assert "generate : forall 'a. int -> (int -> 'a) -> ['a]" in out
+    assert "iota : int -> [int]" in out
+    assert "#BlockSize : int = 256" in out
+    assert out.rstrip().endswith("twice : int -> int")
+    for name in session.names():
+        assert f"\n{name} : " in out
+
+
+def test_browse_with_text_filters(session):
+    out = session.handle(":browse zip")
+    assert out.splitlines() == [
+        "-- primitives", "zipWithPush : forall <l> 'a 'b 'c. ('a -> 'b -> 'c) -> ['a] -> ['b]<l> -> ['c]<l>",
+        "-- prelude", "zipWith : forall 'a 'b 'c. ('a -> 'b -> 'c) -> ['a] -> ['b] -> ['c]"]
+    assert session.handle(":browse nothingLikeThis") == "no name in scope contains `nothingLikeThis`"
+
+
+def test_browse_names_the_loaded_file():
+    s = Session(EXAMPLE)
+    out = s.handle(":browse rev")
+    assert f"-- {EXAMPLE}\nrevBlock : " in out
+
+
+def test_doc_of_primitive_prelude_file_and_session_names(session):
+    assert session.handle(":doc generate").splitlines() == [
+        "generate : forall 'a. int -> (int -> 'a) -> ['a]", "pull array from an index function",
+        "a primitive (built in)"]
+    halve = session.handle(":doc halve").splitlines()
+    assert halve[0] == "halve : forall 'a. ['a] -> (['a], ['a])"
+    assert halve[1] == "the first half has n / 2 elements"
+    assert halve[2].startswith("declared at ") and "prelude.fcl:" in halve[2]
+    assert session.handle(":doc #WarpSize").startswith("#WarpSize : int = 32\n")
+    session.handle("-- doubles its argument\nfun twice x = 2 * x")
+    assert session.handle(":doc twice").splitlines() == [
+        "twice : int -> int", "doubles its argument", "declared in this session"]
+
+
+def test_doc_of_file_declaration_uses_the_comment_above_its_sig():
+    s = Session(EXAMPLE)
+    lines = s.handle(":doc revGrid").splitlines()
+    assert lines[1] == "the whole array with one grid-level iteration scheme (no chunking)"
+    assert lines[2] == f"declared at {EXAMPLE}:15"
+
+
+def test_doc_of_unknown_name_suggests(session):
+    out = session.handle(":doc revers")
+    assert "no declaration named `revers`" in out and "`reverse`" in out
+    assert session.handle(":doc").startswith("error: :doc needs NAME")
+
+
+def test_every_primitive_and_prelude_name_has_a_description(session):
+    undocumented = [n for n in session.names() if "no description" in session.handle(f":doc {n}")]
+    assert not undocumented, f"write a `--` comment above the sig of {undocumented} in prelude.fcl"
+
+
+# ---------------------------------------------------------------- pending sig, hints, :cost
+
+def test_pending_sig_then_unrelated_declaration_keeps_the_declaration(session):
+    assert session.handle("sig f : int -> int") == "(sig f waits for its `fun f ...` or `val f = ...`)"
+    out = session.handle("fun g x = x + 1")
+    assert out.splitlines() == ["(the pending `sig f` was dropped: the next declaration defines `g`, not `f`)",
+                                "g : int -> int"]
+    assert session.handle("g 2") == "3"
+    assert session.handle("val a = 1") == "a : int"      # the sig does not linger
+
+
+def test_pending_sig_replaced_by_another_sig(session):
+    session.handle("sig f : int -> int")
+    out = session.handle("sig h : int -> bool")
+    assert out.splitlines()[0] == "(the pending `sig f` was replaced by `sig h`)"
+    assert session.handle("fun h x = x > 0") == "h : int -> bool"
+
+
+def test_pending_sig_still_applies_to_its_declaration(session):
+    session.handle("sig f : [int] -> [int]")
+    assert session.handle("fun f x = x") == "f : [int] -> [int]"
+
+
+def test_command_line_argument_syntax_gets_a_hint(session):
+    out = session.handle("reverse iota:16")
+    assert "error:" in out
+    assert "note: `iota:16` is command-line argument syntax" in out and "write `iota 16`" in out
+    out = session.handle(":cost reverse random:8:double")
+    assert "`random:8:double` is command-line argument syntax" in out
+
+
+def test_cost_says_whether_arguments_are_global_buffers(session):
+    out = session.handle(":cost mapPull (fn x => x + 1) (iota 4)")
+    assert out.splitlines()[-1].startswith("note: arrays written in the expression")
+    assert "not global buffers" in out and "--cost" in out
+
+
+# ---------------------------------------------------------------- the facade: Program.extend
+
+def test_program_extend_checks_against_earlier_declarations_and_keeps_the_original():
+    import fcl
+    from fcl.syntax import parse_program
+    base = fcl.load("fun inc x = x + 1", "<a>")
+    assert base.evaluate("inc", 1) == 2
+    more = base.extend(parse_program("fun inc2 x = inc (inc x)\nsig k : double\nval k = 2.0", "<b>").decls)
+    assert more.names() == ["inc", "inc2", "k"]
+    assert more.type_of("k") == "double"
+    assert more.evaluate("inc2", 1) == 3
+    assert base.names() == ["inc"] and base.evaluate("inc", 5) == 6
+    with pytest.raises(fcl.FCLError):
+        base.scheme("inc2")
+    with pytest.raises(fcl.TypeCheckError):
+        more.extend(parse_program("val bad = inc true", "<c>").decls)
+    assert more.evaluate("inc2", 2) == 4
+
+
+def test_program_extend_shadowing_keeps_earlier_meaning():
+    import fcl
+    from fcl.syntax import parse_program
+    p = fcl.load("val k = 1\nfun f x = x + k", "<a>")
+    q = p.extend(parse_program("val k = 10", "<b>").decls)
+    assert q.evaluate("f", 1) == 2 and q.evaluate("k") == 10
+
+
+# ---------------------------------------------------------------- Ctrl-C
+
+def test_ctrl_c_aborts_one_evaluation_and_keeps_the_session():
+    import signal
+    import time
+    exe = [sys.executable, "-m", "fcl.cli"]
+    proc = subprocess.Popen(exe + ["repl"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=REPO)
+    proc.stdin.write("fun inc x = x + 1\nfoldl (fn a => fn b => a + b) 0 (iota 200000000)\n")
+    proc.stdin.flush()
+    assert proc.stdout.readline() == "inc : int -> int\n"
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate("inc 41\n", timeout=60)
+    assert out.splitlines() == ["interrupted (the session keeps everything declared before this input)", "42"]
+    assert proc.returncode == 0 and "Traceback" not in err
