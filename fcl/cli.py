@@ -68,6 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--device", default=None, metavar="SUBSTRING",
                         help="OpenCL device by platform or device name (default: PYOPENCL_CTX, else the first CPU device)")
     common.add_argument("--seed", type=int, default=None, help="seed for random:N arguments")
+    passes = argparse.ArgumentParser(add_help=False)
+    passes.add_argument("-O", dest="opt_level", type=int, choices=(0, 1), default=None,
+                        help="-O0: only the required passes; -O1 (default): every optimising pass")
+    passes.add_argument("--no-pass", action="append", default=[], metavar="NAME",
+                        help="switch one optimising pass off (repeatable; `fclc compile --passes` lists them)")
 
     p = argparse.ArgumentParser(prog="fclc", description="FCL: low-level functional GPU kernels")
     sub = p.add_subparsers(dest="command")
@@ -79,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, func, text in (("eval", cmd_eval, "run with the reference evaluator"),
                              ("run", cmd_run, "compile and run on an OpenCL device"),
                              ("bench", cmd_bench, "time the compiled kernels (median of runs)")):
-        e = sub.add_parser(name, parents=[common], help=text)
+        e = sub.add_parser(name, parents=[common] + ([passes] if name != "eval" else []), help=text)
         e.add_argument("file")
         e.add_argument("-e", "--entry", required=True, metavar="NAME")
         e.add_argument("args", nargs="*", metavar="ARG")
@@ -90,13 +95,16 @@ def build_parser() -> argparse.ArgumentParser:
             e.add_argument("--repeat", type=int, default=20, help="timed runs (default 20)")
         e.set_defaults(func=func)
 
-    k = sub.add_parser("compile", parents=[common], help="compile to OpenCL C")
-    k.add_argument("file")
-    k.add_argument("-e", "--entry", required=True, metavar="NAME", action="append")
+    k = sub.add_parser("compile", parents=[common, passes], help="compile to OpenCL C")
+    k.add_argument("file", nargs="?")
+    k.add_argument("-e", "--entry", metavar="NAME", action="append")
+    k.add_argument("--passes", action="store_true", help="list the kernel-IR passes in order and exit")
     k.add_argument("-o", "--output", metavar="OUT")
     k.add_argument("--emit", choices=("cl", "py", "json"), default="cl")
     k.add_argument("--explain", action="store_true", help="print the launch plan")
-    k.add_argument("--dump", choices=("ast", "types", "kir", "cl"), help="print an intermediate form")
+    k.add_argument("--dump", metavar="WHAT", type=dump_choice,
+                   help="print an intermediate form: ast, types, kir (after every pass), "
+                        "kir-after=NAME (after pass NAME; kir-after=lower: before any pass) or cl")
     k.set_defaults(func=cmd_compile)
 
     t = sub.add_parser("test", parents=[common], help="run the test blocks of FILEs")
@@ -110,6 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def dump_choice(text: str) -> str:
+    if text in ("ast", "types", "kir", "cl") or text.startswith("kir-after="):
+        return text
+    raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from ast, types, kir, kir-after=NAME, cl)")
+
+
 # ---------------------------------------------------------------- commands
 
 def load(args, path=None):
@@ -119,6 +133,12 @@ def load(args, path=None):
 
 def hw_options(args) -> dict:
     return {"block_size": args.block_size, "warp_size": args.warp_size, "num_groups": args.num_groups}
+
+
+def compile_options(args, dump_after=()) -> dict:
+    """Hardware and pass options of `compile`, `run` and `bench`."""
+    return {**hw_options(args), "device": args.device, "opt_level": args.opt_level,
+            "no_pass": args.no_pass, "dump_after": dump_after}
 
 
 def parse_args(args) -> list:
@@ -147,14 +167,14 @@ def cmd_eval(args):
 def cmd_run(args):
     prog = load(args)
     values = parse_args(args)
-    kernel = prog.compile(args.entry, device=args.device, **hw_options(args))
+    kernel = prog.compile(args.entry, **compile_options(args))
     emit_result(args, kernel(*values))
 
 
 def cmd_bench(args):
     prog = load(args)
     values = parse_args(args)
-    kernel = prog.compile(args.entry, device=args.device, **hw_options(args))
+    kernel = prog.compile(args.entry, **compile_options(args))
     result = kernel(*values)
     times = kernel.time(*values, repeat=max(1, args.repeat))
     median = statistics.median(times)
@@ -176,6 +196,13 @@ def emit_result(args, result):
 
 
 def cmd_compile(args):
+    if args.passes:
+        from fcl.codegen.passes import describe_passes
+        print(describe_passes())
+        return
+    if not args.file or not args.entry:
+        from fcl.errors import ArgumentError
+        raise ArgumentError("compile needs a FILE and at least one -e NAME (or --passes)")
     prog = load(args)
     if args.dump == "ast":
         from fcl.syntax import print_program
@@ -184,9 +211,10 @@ def cmd_compile(args):
     if args.dump == "types":
         print_types(prog)
         return
-    kernels = [prog.compile(name, device=args.device, **hw_options(args)) for name in args.entry]
-    if args.dump == "kir":
-        print("\n\n".join(k.kir() for k in kernels))
+    after = args.dump.partition("=")[2] if args.dump and args.dump.startswith("kir-after=") else None
+    kernels = [prog.compile(name, **compile_options(args, [after] if after else [])) for name in args.entry]
+    if args.dump == "kir" or after:
+        print("\n\n".join(k.kir(after) for k in kernels))
         return
     if args.explain:
         print("\n\n".join(k.explain() for k in kernels))

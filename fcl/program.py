@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from fcl.errors import ArgumentError, NO_SPAN
-from fcl.eval.machine import DEFAULT_HW, prelude_decls  # noqa: F401 (prelude_decls: used by the REPL)
+from fcl.hw import DEFAULT_HW
 from fcl.syntax import ast as A
+from fcl.syntax.loader import prelude_decls  # noqa: F401 (prelude_decls: used by the REPL)
 from fcl.types import types as T
 
 def hardware(block_size=None, warp_size=None, num_groups=None) -> dict[str, int]:
@@ -142,21 +143,30 @@ class Program:
 
     # ------------------------------------------------------------ compilation
 
-    def compile(self, name: str, block_size=None, warp_size=None, num_groups=None, device=None) -> "Kernel":
-        """A callable kernel for entry `name` (OpenCL, built on first use per argument types)."""
+    def compile(self, name: str, block_size=None, warp_size=None, num_groups=None, device=None,
+                opt_level=None, no_pass=(), dump_after=()) -> "Kernel":
+        """A callable kernel for entry `name` (OpenCL, built on first use per argument types).
+        opt_level 0 runs only the required passes; `no_pass` names optimising passes to
+        skip; `dump_after` names passes whose kernel IR `Kernel.kir(after=NAME)` returns
+        (fcl.codegen.passes.PIPELINE lists them)."""
+        from fcl.codegen.passes import PassOptions
         self.scheme(name)
-        return Kernel(self, name, hardware(block_size, warp_size, num_groups), device)
+        options = PassOptions.make(opt_level, no_pass, dump_after)
+        return Kernel(self, name, hardware(block_size, warp_size, num_groups), device, options)
 
 
 class Kernel:
     """A compiled entry point: `kernel(*args)` runs it on the OpenCL device."""
 
-    def __init__(self, program: Program, name: str, hw: dict, device_spec=None):
+    def __init__(self, program: Program, name: str, hw: dict, device_spec=None, options=None):
+        from fcl.codegen.passes import PassOptions
         self.program = program
         self.name = name
         self.hw = hw
         self.device_spec = device_spec
+        self.options = options or PassOptions()
         self._specs: dict = {}        # argument types -> (Plan, source, spans)
+        self._dumps: dict = {}        # argument types -> {pass name: kernel IR after it}
         self._launchers: dict = {}    # (argument types, device) -> Launcher
         self._last = None
 
@@ -164,11 +174,11 @@ class Kernel:
         """(Plan, OpenCL source, spans) for concrete argument types, cached."""
         from fcl.codegen.lower import lower_entry
         from fcl.codegen.opencl import render
-        from fcl.codegen.passes import optimise
+        from fcl.codegen.passes import run_pipeline
         if arg_types not in self._specs:
             kprog, spans = lower_entry(list(self.program.decls), self.name, list(arg_types), self.hw,
                                        self.program.span_of(self.name))
-            kprog = optimise(kprog)
+            kprog, self._dumps[arg_types] = run_pipeline(kprog, self.options)
             self._specs[arg_types] = (kprog, render(kprog), spans)
         self._last = arg_types
         return self._specs[arg_types]
@@ -193,9 +203,16 @@ class Kernel:
     def plan(self):
         return self.current()[0]
 
-    def kir(self) -> str:
+    def kir(self, after: str | None = None) -> str:
+        """The kernel IR after every pass, or after pass `after` (one of the compile's dump_after)."""
         from fcl.codegen.kir import format_program
-        return format_program(self.plan)
+        if after is None:
+            return format_program(self.plan)
+        self.current()
+        dumps = self._dumps[self._last if self._last is not None else self.default_types()]
+        if after not in dumps:
+            raise ArgumentError(f"no kernel IR kept after `{after}`: compile with dump_after=[{after!r}]")
+        return dumps[after]
 
     def explain(self) -> str:
         from fcl.codegen.plan import explain

@@ -5,12 +5,16 @@
   there is none.  Oclgrind runs go through `fcl.runtime.oclgrind`.
 * `--update-golden`: golden-file tests rewrite their expected files instead
   of comparing (fixture `update_golden`).
+* Every compilation in the suite runs the kernel-IR verifier after each pass
+  (FCL_VERIFY_PASSES=1).
 """
+import os
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+os.environ.setdefault("FCL_VERIFY_PASSES", "1")
 
 
 def pytest_addoption(parser):

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fcl.errors import EvalError
-from fcl.eval import evaluator_for_source, scalars
+from fcl import scalars
+from fcl.eval import evaluator_for_source
 
 INT32 = st.integers(-2 ** 31, 2 ** 31 - 1)
 SMALL = st.integers(-1000, 1000)

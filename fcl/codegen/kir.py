@@ -19,20 +19,66 @@ sizes that are known at compile time stay `Const`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable
+import dataclasses
+import enum
+import functools
+import typing
+from dataclasses import dataclass
 
-from fcl.eval import scalars
+from fcl import scalars
+from fcl.hw import Level, Name, ScalarType, Space
 
-LEVELS = ("thread", "warp", "block", "grid")
-C_TYPES = {"int": "int", "float": "float", "double": "double", "bool": "bool"}
+LEVELS = tuple(Level)      # LEVELS[depth] is the Level of that depth
+
+
+class Op(Name):
+    """Operators of `Bin` and `Un`.  The *_NN forms are C's own operators, valid where
+    a pass has proven both operands non-negative and the divisor positive; the *_NW
+    forms are plain C arithmetic where a pass has proven that the result cannot wrap."""
+    ADD = "add"
+    SUB = "sub"
+    MUL = "mul"
+    DIV = "div"
+    MOD = "mod"
+    LT = "lt"
+    LE = "le"
+    GT = "gt"
+    GE = "ge"
+    EQ = "eq"
+    NE = "ne"
+    AND = "and"
+    OR = "or"
+    BAND = "band"
+    BOR = "bor"
+    BXOR = "bxor"
+    SHL = "shl"
+    SHR = "shr"
+    DIV_NN = "div_nn"
+    MOD_NN = "mod_nn"
+    ADD_NW = "add_nw"
+    SUB_NW = "sub_nw"
+    MUL_NW = "mul_nw"
+    NEG = "neg"
+    NOT = "not"
+
+
+# a proven form -> the general operation it computes
+GENERAL_OP = {Op.DIV_NN: Op.DIV, Op.MOD_NN: Op.MOD, Op.ADD_NW: Op.ADD, Op.SUB_NW: Op.SUB,
+              Op.MUL_NW: Op.MUL}
+
+
+def _setfield(obj, name: str, value):
+    object.__setattr__(obj, name, value)
 
 
 # ---------------------------------------------------------------- expressions
 
 @dataclass(frozen=True)
 class Expr:
-    ty: str
+    ty: ScalarType
+
+    def __post_init__(self):
+        _setfield(self, "ty", ScalarType(self.ty))
 
 
 @dataclass(frozen=True)
@@ -47,17 +93,25 @@ class Var(Expr):
 
 @dataclass(frozen=True)
 class Bin(Expr):
-    """op: add sub mul div mod lt le gt ge eq ne and or band bor bxor shl shr."""
-    op: str
+    """op: an `Op` (add sub mul div mod lt le gt ge eq ne and or band bor bxor shl shr...)."""
+    op: Op
     a: Expr
     b: Expr
+
+    def __post_init__(self):
+        super().__post_init__()
+        _setfield(self, "op", Op(self.op))
 
 
 @dataclass(frozen=True)
 class Un(Expr):
     """op: neg not."""
-    op: str
+    op: Op
     a: Expr
+
+    def __post_init__(self):
+        super().__post_init__()
+        _setfield(self, "op", Op(self.op))
 
 
 @dataclass(frozen=True)
@@ -82,10 +136,25 @@ class Load(Expr):
     index: Expr
 
 
+class Hw(Name):
+    """Hardware indices and counts of the work-item running the code."""
+    LID = "lid"                    # local id, [0, #BlockSize)
+    WID = "wid"                    # warp in the work-group, [0, #BlockSize / #WarpSize)
+    LANE = "lane"                  # lane in the warp, [0, #WarpSize)
+    GROUP_ID = "group_id"          # [0, num_groups)
+    NUM_GROUPS = "num_groups"      # work-groups launched, [1, #NumGroups]
+    GLOBAL_ID = "global_id"        # [0, global_size)
+    GLOBAL_SIZE = "global_size"    # num_groups * #BlockSize
+
+
 @dataclass(frozen=True)
 class HwId(Expr):
-    """A hardware index: lid gid wid lane global_id (int)."""
-    name: str
+    """A hardware index or count (an `Hw`), an int."""
+    name: Hw
+
+    def __post_init__(self):
+        super().__post_init__()
+        _setfield(self, "name", Hw(self.name))
 
 
 # ---------------------------------------------------------------- statements
@@ -130,22 +199,44 @@ class SeqFor(Stmt):
     body: tuple[Stmt, ...]
 
 
+def _level(x) -> Level:
+    return Level.named(x) if isinstance(x, str) else Level(x)
+
+
 @dataclass(frozen=True)
 class ParFor(Stmt):
-    level: str
+    level: Level
     var: str
     count: Expr
     body: tuple[Stmt, ...]
+
+    def __post_init__(self):
+        _setfield(self, "level", _level(self.level))
 
 
 @dataclass(frozen=True)
 class PartFor(Stmt):
     """Parts over sub-units. `active` names a bool variable the body's outer writes use."""
-    level: str
+    level: Level
     var: str
     count: Expr
     body: tuple[Stmt, ...]
     active: str = ""
+
+    def __post_init__(self):
+        _setfield(self, "level", _level(self.level))
+
+
+@dataclass(frozen=True)
+class For(Stmt):
+    """for (int var = start; var < stop; var += step) body — after hardware mapping.
+    `unroll` asks the target compiler to unroll (constant trip count)."""
+    var: str
+    start: Expr
+    stop: Expr
+    step: Expr
+    body: tuple[Stmt, ...]
+    unroll: bool = False
 
 
 @dataclass(frozen=True)
@@ -173,9 +264,13 @@ class Barrier(Stmt):
 class DeclPtr(Stmt):
     """A pointer variable over a local/private buffer, for `while` ping-pong."""
     var: str
-    space: str
-    ty: str
+    space: Space
+    ty: ScalarType
     init: str
+
+    def __post_init__(self):
+        _setfield(self, "space", Space(self.space))
+        _setfield(self, "ty", ScalarType(self.ty))
 
 
 @dataclass(frozen=True)
@@ -204,13 +299,17 @@ class Buffer:
     """A memory area. space: global | local | private. `per` says how many copies
     a local buffer holds (one per warp or per work-item) and `size` is one copy."""
     name: str
-    space: str
-    ty: str
+    space: Space
+    ty: ScalarType
     size: Expr
     origin: str
     role: str = "temp"          # input | output | temp | force | while
     per: str = ""               # "" | "warp" | "thread"
     layout: str = ""            # "" | "skew32" (element i stored at i + i/32: no bank conflicts)
+
+    def __post_init__(self):
+        _setfield(self, "space", Space(self.space))
+        _setfield(self, "ty", ScalarType(self.ty))
 
 
 def copies(b: Buffer, block_size: int, warp_size: int) -> int:
@@ -237,7 +336,11 @@ class Kernel:
     body: tuple[Stmt, ...]
     locals_: tuple[Buffer, ...]        # local buffers (static or host-sized)
     privates: tuple[Buffer, ...]
-    barriers: int
+
+    @property
+    def barriers(self) -> int:
+        """Barrier statements in the body (derived, so never stale)."""
+        return sum(isinstance(s, Barrier) for s in walk_stmts(self.body))
 
 
 # ---------------------------------------------------------------- smart constructors
@@ -273,13 +376,14 @@ COMPARISONS = frozenset(_FOLD_CMP)
 
 def binop(op: str, a: Expr, b: Expr) -> Expr:
     """A binary operation with constant folding and the usual identities (ints only)."""
+    op = Op(op)
     ty = "bool" if op in COMPARISONS or op in ("and", "or") else a.ty
     if isinstance(a, Const) and isinstance(b, Const):
         folded = _fold(op, a, b)
         if folded is not None:
             return folded
     if a.ty == "int":
-        simple = _simplify_int(op, a, b)
+        simple = _simplify_int(GENERAL_OP.get(op, op), a, b)
         if simple is not None:
             return simple
     if op == "and":
@@ -296,6 +400,7 @@ def binop(op: str, a: Expr, b: Expr) -> Expr:
 
 
 def _fold(op: str, a: Const, b: Const) -> Expr | None:
+    op = GENERAL_OP.get(op, op)
     if op in _FOLD_CMP:
         return Const("bool", bool(_FOLD_CMP[op](a.value, b.value)))
     if op == "and":
@@ -371,6 +476,7 @@ def select(c: Expr, a: Expr, b: Expr) -> Expr:
 
 
 def unop(op: str, a: Expr) -> Expr:
+    op = Op(op)
     if isinstance(a, Const):
         if op == "not":
             return Const("bool", not a.value)
@@ -387,52 +493,83 @@ def call(fn: str, args: tuple, ty: str) -> Expr:
     return Call(ty, fn, tuple(args))
 
 
-# ---------------------------------------------------------------- traversal
+# ---------------------------------------------------------------- traversal (generic, from the dataclass fields)
+
+@functools.cache
+def _child_fields(cls) -> tuple[tuple[str, str], ...]:
+    """(field name, kind) of the children of a node class, in field order; kind is
+    "expr" (an Expr), "exprs" (a tuple of Expr) or "block" (a tuple of Stmt)."""
+    hints = typing.get_type_hints(cls)
+    kinds = {Expr: "expr", tuple[Expr, ...]: "exprs", tuple[Stmt, ...]: "block"}
+    return tuple((f.name, kinds[hints[f.name]]) for f in dataclasses.fields(cls)
+                 if hints[f.name] in kinds)
+
 
 def expr_children(e: Expr) -> tuple[Expr, ...]:
+    out = []
+    for name, kind in _child_fields(type(e)):
+        value = getattr(e, name)
+        if kind != "block":
+            out.extend((value,) if kind == "expr" else value)
+    return tuple(out)
+
+
+def stmt_exprs(s: Stmt) -> tuple[Expr, ...]:
+    """The expressions directly under a statement (not those of nested bodies), in order."""
+    return expr_children(s)
+
+
+def stmt_children(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:
+    """The statement bodies directly under a statement, in field order."""
+    return tuple(getattr(s, name) for name, kind in _child_fields(type(s)) if kind == "block")
+
+
+def refold(e: Expr) -> Expr:
+    """Rebuild one node through its smart constructor (fold constants again after a rewrite)."""
     if isinstance(e, Bin):
-        return (e.a, e.b)
+        return binop(e.op, e.a, e.b)
     if isinstance(e, Un):
-        return (e.a,)
-    if isinstance(e, Call):
-        return e.args
+        return unop(e.op, e.a)
     if isinstance(e, Select):
-        return (e.cond, e.a, e.b)
-    if isinstance(e, Load):
-        return (e.index,)
-    return ()
+        return select(e.cond, e.a, e.b)
+    if isinstance(e, Call):
+        return call(e.fn, e.args, e.ty)
+    return e
 
 
 def map_expr(f, e: Expr) -> Expr:
-    """Rebuild `e` bottom-up, applying f to every node (children first)."""
-    if isinstance(e, Bin):
-        e = Bin(e.ty, e.op, map_expr(f, e.a), map_expr(f, e.b))
-    elif isinstance(e, Un):
-        e = Un(e.ty, e.op, map_expr(f, e.a))
-    elif isinstance(e, Call):
-        e = Call(e.ty, e.fn, tuple(map_expr(f, a) for a in e.args))
-    elif isinstance(e, Select):
-        e = Select(e.ty, map_expr(f, e.cond), map_expr(f, e.a), map_expr(f, e.b))
-    elif isinstance(e, Load):
-        e = Load(e.ty, e.buf, map_expr(f, e.index))
+    """Rebuild `e` bottom-up, applying f to every node (children first); a node whose
+    children changed is re-folded before f sees it."""
+    changes = {}
+    for name, kind in _child_fields(type(e)):
+        old = getattr(e, name)
+        new = map_expr(f, old) if kind == "expr" else tuple(map_expr(f, x) for x in old)
+        if new != old:
+            changes[name] = new
+    if changes:
+        e = refold(dataclasses.replace(e, **changes))
     return f(e)
 
 
 def map_stmts(fs, fe, stmts) -> tuple:
-    """Rebuild statements: fe maps every expression (via map_expr), then fs maps each statement."""
-    import dataclasses
+    """Rebuild statements: fe maps every expression (via map_expr), nested bodies are
+    rebuilt, then fs maps each statement; fs may return a statement or a tuple of them
+    (spliced in place)."""
     out = []
     for s in stmts:
         changes = {}
-        for name in ("expr", "init", "index", "value", "count", "cond"):
-            value = getattr(s, name, None)
-            if isinstance(value, Expr):
-                changes[name] = map_expr(fe, value)
-        for name in ("body", "then", "else_", "head"):
-            value = getattr(s, name, None)
-            if isinstance(value, tuple):
-                changes[name] = map_stmts(fs, fe, value)
-        out.append(fs(dataclasses.replace(s, **changes) if changes else s))
+        for name, kind in _child_fields(type(s)):
+            old = getattr(s, name)
+            if kind == "expr":
+                new = map_expr(fe, old)
+            elif kind == "exprs":
+                new = tuple(map_expr(fe, x) for x in old)
+            else:
+                new = map_stmts(fs, fe, old)
+            if new != old:
+                changes[name] = new
+        result = fs(dataclasses.replace(s, **changes) if changes else s)
+        out.extend(result if isinstance(result, tuple) else (result,))
     return tuple(out)
 
 
@@ -442,17 +579,7 @@ def walk_expr(e: Expr):
     while stack:
         node = stack.pop()
         yield node
-        stack.extend(expr_children(node))
-
-
-def stmt_children(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:
-    if isinstance(s, (SeqFor, ParFor, PartFor)):
-        return (s.body,)
-    if isinstance(s, If):
-        return (s.then, s.else_)
-    if isinstance(s, Loop):
-        return (s.head, s.body)
-    return ()
+        stack.extend(reversed(expr_children(node)))
 
 
 def walk_stmts(stmts):
@@ -463,20 +590,32 @@ def walk_stmts(stmts):
             yield from walk_stmts(body)
 
 
-def stmt_exprs(s: Stmt) -> tuple[Expr, ...]:
-    if isinstance(s, (Let, Assign)):
-        return (s.expr,)
-    if isinstance(s, DeclVar):
-        return (s.init,)
-    if isinstance(s, (Store, AtomicOr)):
-        return (s.index, s.value)
-    if isinstance(s, (SeqFor, ParFor, PartFor)):
-        return (s.count,)
-    if isinstance(s, If):
-        return (s.cond,)
-    if isinstance(s, Loop):
-        return (s.cond,)
+def binds(s: Stmt) -> tuple[str, ...]:
+    """Names a statement defines or assigns (a loop: its counter, a part loop: also `active`)."""
+    if isinstance(s, (Let, DeclVar, Assign, DeclPtr, SeqFor, ParFor, For)):
+        return (s.var,)
+    if isinstance(s, PartFor):
+        return (s.var, s.active) if s.active else (s.var,)
+    if isinstance(s, SwapPtr):
+        return (s.a, s.b)
     return ()
+
+
+def defined_in(stmts) -> set[str]:
+    """Every name defined or assigned anywhere in `stmts` (nested bodies included)."""
+    return {name for s in walk_stmts(stmts) for name in binds(s)}
+
+
+def walk_scoped(stmts, scope: frozenset = frozenset()):
+    """Pre-order (statement, scope) pairs: scope holds the names defined before the
+    statement in it or in an enclosing body (a loop's counter is in scope in its body)."""
+    for s in stmts:
+        yield s, scope
+        inner = scope | set(binds(s)) if isinstance(s, (SeqFor, ParFor, PartFor, For)) else scope
+        for body in stmt_children(s):
+            yield from walk_scoped(body, frozenset(inner))
+        if not isinstance(s, (SeqFor, ParFor, PartFor, For)):
+            scope = scope | set(binds(s))
 
 
 def contains_barrier(stmts) -> bool:

@@ -915,8 +915,8 @@ def check_host_size(b: Builder, n: K.Expr, name: str):
 def assemble(b: Builder, name, args, params, result: P.Result, hw) -> P.Plan:
     """Name the kernels and resolve the host program's launches (each takes what it uses)."""
     kernels = [K.Kernel(name=f"{name}_k{k}" if len(b.kernels) > 1 else name, body=tuple(stmts),
-                        locals_=tuple(frozen(r) for r in locals_), privates=tuple(frozen(r) for r in privates),
-                        barriers=sum(isinstance(s, K.Barrier) for s in K.walk_stmts(stmts)))
+                        locals_=tuple(frozen(r) for r in locals_),
+                        privates=tuple(frozen(r) for r in privates))
                for k, (stmts, locals_, privates) in enumerate(b.kernels)]
     check_local_scope(b, kernels)
     all_params = tuple(params) + tuple(b.host_vars)
@@ -947,9 +947,9 @@ def grid_groups(stmts, block_size: int) -> list[K.Expr]:
     """Work-groups each top-level grid loop of a kernel can use."""
     out = []
     for s in stmts:
-        if isinstance(s, K.ParFor) and s.level == "grid":
+        if isinstance(s, K.ParFor) and s.level == K.Level.GRID:
             out.append(K.div(K.add(s.count, K.cint(block_size - 1)), K.cint(block_size)))
-        elif isinstance(s, K.PartFor) and s.level == "grid":
+        elif isinstance(s, K.PartFor) and s.level == K.Level.GRID:
             out.append(s.count)
     return out
 

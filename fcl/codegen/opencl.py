@@ -218,12 +218,12 @@ class OpenCLRenderer:
     def par_for(self, s: K.ParFor, d: int) -> list[str]:
         pad = "  " * d
         v, n = s.var, self.expr(s.count)
-        if s.level == "thread":
+        if s.level == K.Level.THREAD:
             unroll = isinstance(s.count, K.Const) and s.count.value <= 32
             return ([f"{pad}#pragma unroll"] if unroll else []) + self.loop(f"int {v} = 0; {v} < {n}; {v}++", s.body, d)
-        if s.level == "grid":
+        if s.level == K.Level.GRID:
             return self.loop(f"int {v} = {self.global_id}; {v} < {n}; {v} += {self.global_size}", s.body, d)
-        first, width = ("lane", self.ws) if s.level == "warp" else ("lid", self.bs)
+        first, width = ("lane", self.ws) if s.level == K.Level.WARP else ("lid", self.bs)
         if isinstance(s.count, K.Const) and s.count.value <= width:
             guard = "" if s.count.value == width else f"if ({first} < {n}) "
             return [f"{pad}{guard}{{", f"{pad}  const int {v} = {first};", *self.stmts(s.body, d + 1), f"{pad}}}"]
@@ -231,10 +231,10 @@ class OpenCLRenderer:
 
     def part_for(self, s: K.PartFor, d: int) -> list[str]:
         v, n, act = s.var, self.expr(s.count), s.active
-        if s.level == "grid":
+        if s.level == K.Level.GRID:
             return self.loop(f"int {v} = {self.group_id}; {v} < {n}; {v} += {self.num_groups}", s.body, d,
                              [f"const bool {act} = true;"])
-        if s.level == "warp":
+        if s.level == K.Level.WARP:
             if K.contains_barrier(s.body):
                 raise CompilerBug("barrier inside thread-level parts")
             return self.loop(f"int {v} = lane; {v} < {n}; {v} += {self.ws}", s.body, d,

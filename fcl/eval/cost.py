@@ -6,8 +6,10 @@ What each figure means is documented in docs/evaluator.md ("Cost model").
 """
 from __future__ import annotations
 
-LEVELS = ("thread", "warp", "block", "grid")
-SPACES = ("global", "local", "private")
+from fcl.hw import LEVEL_KEYWORDS, Space
+
+LEVELS = LEVEL_KEYWORDS
+SPACES = tuple(Space)
 GLOBAL, LOCAL, PRIVATE = SPACES
 # force at thread -> private, warp/block -> local, grid -> global (language.md section 7)
 SPACE_OF_LEVEL = (PRIVATE, LOCAL, LOCAL, GLOBAL)

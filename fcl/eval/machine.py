@@ -41,7 +41,9 @@ import sys
 import numpy as np
 
 from fcl.errors import NO_SPAN, ArgumentError, EvalError, FCLError
-from fcl.eval import scalars
+from fcl import scalars
+from fcl.hw import DEFAULT_HW, LEVEL_BY_NAME
+from fcl.syntax.loader import prelude_decls
 from fcl.eval.cost import GLOBAL, SPACE_OF_LEVEL, Counters, CostReport
 from fcl.eval.primitives import PRIMS
 from fcl.eval.values import (LEVEL_NAMES, Buffer, ConcatDelay, InterleaveDelay, LevelFn,
@@ -49,8 +51,7 @@ from fcl.eval.values import (LEVEL_NAMES, Buffer, ConcatDelay, InterleaveDelay, 
                              is_function, to_python)
 from fcl.syntax import ast
 
-DEFAULT_HW = {"#BlockSize": 256, "#WarpSize": 32, "#NumGroups": 1024}
-_LEVEL_DEPTH = {"thread": 0, "Z": 0, "warp": 1, "block": 2, "grid": 3}
+_LEVEL_DEPTH = LEVEL_BY_NAME
 _UNSET = object()
 
 
@@ -834,20 +835,6 @@ class Evaluator:
 
 
 # ================================================================ conveniences
-
-_PRELUDE_CACHE: dict[str, tuple] = {}
-
-
-def prelude_decls() -> tuple:
-    """The prelude's declarations, parsed once per process."""
-    from fcl.resources import prelude_path
-    from fcl.syntax import parse_program
-
-    path = str(prelude_path())
-    if path not in _PRELUDE_CACHE:
-        with open(path, encoding="utf-8") as f:
-            _PRELUDE_CACHE[path] = parse_program(f.read(), path).decls
-    return _PRELUDE_CACHE[path]
 
 
 def evaluator_for_source(text: str, name: str = "<input>", hw: dict[str, int] | None = None,

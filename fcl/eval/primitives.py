@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fcl.errors import EvalError
-from fcl.eval import scalars
+from fcl import scalars
 from fcl.eval.values import (ConcatDelay, InterleaveDelay, MapPush, Pull, Push, PushOf,
                              ZipWithPush, describe)
 

@@ -24,10 +24,11 @@ import numpy as np
 
 from fcl.errors import ArgumentError, EvalError
 from fcl.eval.cost import GLOBAL
-from fcl.eval.scalars import F32, INT_MAX, INT_MIN
+from fcl.hw import LEVEL_KEYWORDS
+from fcl.scalars import F32, INT_MAX, INT_MIN
 from fcl.values import EmptyArray
 
-LEVEL_NAMES = ("thread", "warp", "block", "grid")
+LEVEL_NAMES = LEVEL_KEYWORDS
 
 
 # ---------------------------------------------------------------- pull arrays

@@ -18,12 +18,12 @@ Conventions:
 
 Rule names are used by the parser's error reporting (`parser._DESCRIPTIONS`).
 """
+from fcl.hw import LEVEL_KEYWORDS
 
 KEYWORDS = ("sig", "fun", "val", "let", "in", "fn", "if", "then", "else", "forall",
             "div", "mod", "not", "true", "false", "int", "float", "double", "bool",
             "thread", "warp", "block", "grid", "include")
 
-LEVEL_KEYWORDS = ("thread", "warp", "block", "grid")
 
 _IDCHAR = r"[A-Za-z0-9_']"
 _END = f"(?!{_IDCHAR})"

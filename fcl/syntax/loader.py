@@ -68,3 +68,17 @@ def _include(decl: A.Include, path: str, chain: tuple[str, ...]) -> tuple[A.Decl
 
 
 __all__ = ["load_program", "expand_includes"]
+
+
+_PRELUDE_CACHE: dict[str, tuple] = {}
+
+
+def prelude_decls() -> tuple:
+    """The prelude's declarations, parsed once per process."""
+    from fcl.resources import prelude_path
+
+    path = str(prelude_path())
+    if path not in _PRELUDE_CACHE:
+        with open(path, encoding="utf-8") as f:
+            _PRELUDE_CACHE[path] = parse_program(f.read(), path).decls
+    return _PRELUDE_CACHE[path]

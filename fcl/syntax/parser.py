@@ -25,6 +25,7 @@ from parsimonious.nodes import NodeVisitor
 
 from fcl.errors import CompilerBug, FCLError, ParseError, Source, Span
 from fcl.syntax import ast as A
+from fcl.hw import LEVEL_BY_NAME
 from fcl.syntax.grammar import _DEFINE, _TRIVIA, GRAMMAR, KEYWORDS, LEVEL_KEYWORDS, TRIVIA
 
 # closing parentheses (with comments and white space between) after an argument
@@ -35,7 +36,7 @@ _GRAMMAR = Grammar(GRAMMAR)
 INT_MIN, INT_MAX = -2 ** 31, 2 ** 31 - 1
 FLOAT_MAX = 3.4028234663852886e38
 BASE_TYPES = ("int", "float", "double", "bool")
-LEVEL_NAMES = LEVEL_KEYWORDS + ("Z",)
+LEVEL_NAMES = tuple(LEVEL_BY_NAME)   # the level keywords and Z
 
 # Binary operators: precedence (higher binds tighter) and associativity.
 PRECEDENCE = {"|>": 1, "||": 2, "&&": 3,

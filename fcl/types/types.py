@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fcl.hw import LEVEL_BY_NAME
+
 # ---------------------------------------------------------------- levels
 
 
@@ -43,7 +45,7 @@ THREAD = LZero()
 WARP = LSucc(THREAD)
 BLOCK = LSucc(WARP)
 GRID = LSucc(BLOCK)
-LEVEL_NAMES = {"thread": THREAD, "warp": WARP, "block": BLOCK, "grid": GRID, "Z": THREAD}
+LEVEL_NAMES = {name: (THREAD, WARP, BLOCK, GRID)[depth] for name, depth in LEVEL_BY_NAME.items()}
 
 
 def level_depth(level: Level) -> int | None:

@@ -1,12 +1,10 @@
-"""Optimisation passes: kernel IR -> kernel IR with the same meaning.
+"""The `skew` pass: kernel IR -> kernel IR with the same meaning.
 
-`optimise(plan)` runs them all on the plan's kernels; `fclc compile --dump kir` shows the result.
-
-* `skew_local_memory`: every local buffer stores element i at i + i/32, so a
-  warp that reads a column of a 32-wide tile (stride 32) hits 32 different
-  banks instead of one; contiguous accesses stay conflict-free.  Applied to
-  every access of the buffer, through `while` pointers too, so the layout is
-  invisible to the program.  Buffers of at most 32 elements are left alone.
+`skew_local_memory`: every local buffer stores element i at i + i/32, so a
+warp that reads a column of a 32-wide tile (stride 32) hits 32 different
+banks instead of one; contiguous accesses stay conflict-free.  Applied to
+every access of the buffer, through `while` pointers too, so the layout is
+invisible to the program.  Buffers of at most 32 elements are left alone.
 """
 from __future__ import annotations
 
@@ -14,10 +12,6 @@ import dataclasses
 
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-
-
-def optimise(kp: P.Plan) -> P.Plan:
-    return skew_local_memory(kp)
 
 
 def skew_local_memory(kp: P.Plan) -> P.Plan:

@@ -1,0 +1,99 @@
+"""The pass manager: named kernel-IR -> kernel-IR passes run in a fixed order.
+
+`PIPELINE` lists every pass with a one-line description (`fclc compile
+--passes` prints it).  A pass is *required* (the printer needs its result,
+e.g. hardware mapping) or *optimising* (off with `-O0`, or one at a time with
+`--no-pass NAME`).  `run_pipeline(kprog, options)` returns the rewritten
+program and the `--dump kir-after=NAME` texts asked for.  With
+`options.verify` (or FCL_VERIFY_PASSES=1 in the environment, as the test
+suite sets) the verifier checks the IR after every pass, so a pass that
+breaks an invariant fails where it breaks it.  Not here: the passes
+themselves (one module each beside this one).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+from fcl.codegen import kir as K
+from fcl.codegen import plan as P
+from fcl.codegen.passes.skew import skew_local_memory
+from fcl.errors import ArgumentError
+
+AFTER_LOWERING = "lower"     # --dump kir-after=lower: the IR as the lowering made it
+
+
+@dataclass(frozen=True)
+class Pass:
+    name: str
+    description: str
+    run: Callable[[P.Plan], P.Plan]
+    optimising: bool = True
+
+
+PIPELINE: tuple[Pass, ...] = (
+    Pass("skew", "skewed layout (i + i/32) for local buffers of more than 32 elements: "
+                 "no bank conflicts on strided access", skew_local_memory),
+)
+
+
+@dataclass(frozen=True)
+class PassOptions:
+    """Which passes run: all at opt_level 1, only the required ones at 0, minus `skip`;
+    `dump_after` names passes (or "lower") whose output to keep as text."""
+    opt_level: int = 1
+    skip: frozenset[str] = frozenset()
+    dump_after: tuple[str, ...] = ()
+    verify: bool = False
+
+    @staticmethod
+    def make(opt_level=None, no_pass=(), dump_after=(), verify=False) -> "PassOptions":
+        """Options from user input; an unknown pass name is an ArgumentError."""
+        known = {p.name for p in PIPELINE}
+        for name in list(no_pass) + [n for n in dump_after if n != AFTER_LOWERING]:
+            if name not in known:
+                raise ArgumentError(f"unknown pass `{name}`; the passes are: {', '.join(p.name for p in PIPELINE)}")
+        for name in no_pass:
+            if not next(p for p in PIPELINE if p.name == name).optimising:
+                raise ArgumentError(f"pass `{name}` is required (the OpenCL printer needs it) and cannot be switched off")
+        level = 1 if opt_level is None else int(opt_level)
+        if level not in (0, 1):
+            raise ArgumentError(f"optimisation level {level}: use 0 (required passes only) or 1 (all)")
+        return PassOptions(level, frozenset(no_pass), tuple(dump_after), verify)
+
+    def enabled(self, p: Pass) -> bool:
+        return not p.optimising or (self.opt_level > 0 and p.name not in self.skip)
+
+
+def describe_passes() -> str:
+    """The pipeline in order, one pass a line (`fclc compile --passes`)."""
+    width = max(len(p.name) for p in PIPELINE)
+    return "\n".join(f"{p.name:<{width}}  {'required  ' if not p.optimising else 'optimising'}  {p.description}"
+                     for p in PIPELINE)
+
+
+def run_pipeline(kp: P.Plan, options: PassOptions = PassOptions()) -> tuple[P.Plan, dict[str, str]]:
+    """(rewritten program, {pass name: kernel-IR text after it}) for the dumps asked for."""
+    verify = options.verify or os.environ.get("FCL_VERIFY_PASSES") == "1"
+    dumps = {}
+    if AFTER_LOWERING in options.dump_after:
+        dumps[AFTER_LOWERING] = K.format_program(kp)
+    for p in PIPELINE:
+        if not options.enabled(p):
+            if p.name in options.dump_after:
+                dumps[p.name] = f"(pass {p.name} is off)\n" + K.format_program(kp)
+            continue
+        kp = p.run(kp)
+        if verify:
+            from fcl.codegen.verify import verify_program
+            verify_program(kp, after=p.name)
+        if p.name in options.dump_after:
+            dumps[p.name] = K.format_program(kp)
+    return kp, dumps
+
+
+def replace_kernels(kp: P.Plan, f: Callable[[K.Kernel], K.Kernel]) -> P.Plan:
+    """`kp` with every kernel rewritten by f (most passes work kernel by kernel)."""
+    return dataclasses.replace(kp, kernels=tuple(f(k) for k in kp.kernels))

@@ -1,0 +1,163 @@
+"""The kernel-IR verifier: checks the invariants every pass must keep.
+
+Consumes a `plan.Plan` (and the name of the pass that made it); raises
+`CompilerBug` naming the pass, the kernel and the broken rule, or returns
+None.  The rules:
+
+* every variable is defined before it is read (a parameter, an enclosing
+  loop's counter, an earlier `Let`/`DeclVar` in this or an enclosing body),
+  and defined once per kernel; `Assign` targets a `DeclVar`;
+* every buffer an access names exists (a global of the program, a local or
+  private of this kernel, or a `DeclPtr` in scope) and has the element type
+  the access has;
+* operand and result types agree (int arithmetic on ints, bool conditions);
+* barriers do not occur in per-element code (a `ParFor` body or a warp's
+  parts); the parallel forms are gone once `mapped` (after `map_hw`).
+
+The pass manager runs it after every pass when asked (the tests do).  Not
+checked: races, or that a barrier's enclosing `For` is uniform (the
+interpreter finds divergent barriers by running the kernel).
+"""
+from __future__ import annotations
+
+from fcl.codegen import kir as K
+from fcl.codegen import plan as P
+from fcl.errors import CompilerBug
+
+_ARITH = {K.Op.ADD, K.Op.SUB, K.Op.MUL, K.Op.DIV, K.Op.MOD}
+_INT_ONLY = {K.Op.BAND, K.Op.BOR, K.Op.BXOR, K.Op.SHL, K.Op.SHR} | set(K.GENERAL_OP)
+_CMP = {K.Op.LT, K.Op.LE, K.Op.GT, K.Op.GE, K.Op.EQ, K.Op.NE}
+
+
+class _Invalid(Exception):
+    pass
+
+
+def verify_program(kp: P.Plan, after: str = "lower", mapped: bool = False) -> None:
+    params = {p.name: p.ty for p in kp.params}
+    globals_ = {b.name: b for b in kp.buffers}
+    for k in kp.kernels:
+        try:
+            _Kernel(k, params, globals_, mapped).check()
+        except _Invalid as e:
+            raise CompilerBug(f"invalid kernel IR after pass `{after}`, kernel {k.name}: {e}") from None
+
+
+class _Kernel:
+    def __init__(self, k: K.Kernel, params: dict, globals_: dict, mapped: bool):
+        self.k = k
+        self.mapped = mapped
+        self.buffers = dict(globals_)
+        self.buffers.update({b.name: b for b in k.locals_ + k.privates})
+        self.params = params
+        self.defined: set[str] = set()
+
+    def check(self):
+        self.block(self.k.body, dict(self.params), per_element=False)
+
+    def define(self, name: str, scope: dict, ty):
+        if name in self.defined or name in self.params:
+            raise _Invalid(f"`{name}` is defined twice")
+        self.defined.add(name)
+        scope[name] = ty
+
+    def block(self, stmts, scope: dict, per_element: bool):
+        scope = dict(scope)
+        for s in stmts:
+            self.stmt(s, scope, per_element)
+
+    def stmt(self, s: K.Stmt, scope: dict, per_element: bool):
+        if not isinstance(s, K.Loop):        # a Loop's condition reads what its head defines
+            for e in K.stmt_exprs(s):
+                self.expr(e, scope)
+        if isinstance(s, K.Let):
+            self.define(s.var, scope, s.expr.ty)
+        elif isinstance(s, K.DeclVar):
+            self.define(s.var, scope, ("var", s.init.ty))
+        elif isinstance(s, K.Assign):
+            if scope.get(s.var) != ("var", s.expr.ty):
+                raise _Invalid(f"assignment to `{s.var}`, which is not a {s.expr.ty} variable in scope")
+        elif isinstance(s, (K.Store, K.AtomicOr)):
+            self.access(s.buf, s.value.ty if isinstance(s, K.Store) else "int", scope)
+            self.want(s.index, "int", "an index")
+        elif isinstance(s, K.DeclPtr):
+            if s.init not in self.buffers:
+                raise _Invalid(f"pointer `{s.var}` to unknown buffer `{s.init}`")
+            self.define(s.var, scope, ("ptr", s.ty))
+        elif isinstance(s, K.SwapPtr):
+            if not (scope.get(s.a, ("",))[0] == scope.get(s.b, ("",))[0] == "ptr"):
+                raise _Invalid(f"swap of `{s.a}` and `{s.b}`, which are not pointers in scope")
+        elif isinstance(s, K.Barrier) and per_element:
+            raise _Invalid("a barrier in per-element code")
+        elif isinstance(s, K.If):
+            self.want(s.cond, "bool", "a condition")
+            self.block(s.then, scope, per_element)
+            self.block(s.else_, scope, per_element)
+        elif isinstance(s, K.Loop):
+            inner = dict(scope)
+            for x in s.head:
+                self.stmt(x, inner, per_element)
+            self.expr(s.cond, inner)
+            self.want(s.cond, "bool", "a loop condition")
+            self.block(s.body, inner, per_element)
+        else:
+            self.loop(s, scope, per_element)
+
+    def loop(self, s: K.Stmt, scope: dict, per_element: bool):
+        if isinstance(s, (K.ParFor, K.PartFor)) and self.mapped:
+            raise _Invalid(f"{type(s).__name__} {s.var} left after hardware mapping")
+        if isinstance(s, (K.SeqFor, K.ParFor, K.PartFor, K.For)):
+            for e in K.stmt_exprs(s):
+                self.want(e, "int", "a loop bound")
+            inner = dict(scope)
+            self.define(s.var, inner, "int")
+            if isinstance(s, K.PartFor) and s.active:
+                self.define(s.active, inner, "bool")
+            elements = isinstance(s, K.ParFor) or (isinstance(s, K.PartFor) and s.level == K.Level.WARP)
+            self.block(s.body, inner, per_element or elements)
+
+    def access(self, buf: str, ty, scope: dict):
+        if buf in self.buffers:
+            have = self.buffers[buf].ty
+        elif scope.get(buf, ("",))[0] == "ptr":
+            have = scope[buf][1]
+        else:
+            raise _Invalid(f"access to unknown buffer `{buf}`")
+        if have != ty:
+            raise _Invalid(f"buffer `{buf}` holds {have}, accessed as {ty}")
+
+    @staticmethod
+    def want(e: K.Expr, ty: str, what: str):
+        if e.ty != ty:
+            raise _Invalid(f"{what} of type {e.ty}: {K.format_expr(e)}")
+
+    def expr(self, e: K.Expr, scope: dict):
+        for node in K.walk_expr(e):
+            if isinstance(node, K.Var):
+                have = scope.get(node.name)
+                have = have[1] if isinstance(have, tuple) and have[0] == "var" else have
+                if have is None:
+                    raise _Invalid(f"`{node.name}` is read before it is defined")
+                if have != node.ty:
+                    raise _Invalid(f"`{node.name}` is {have}, read as {node.ty}")
+            elif isinstance(node, K.Load):
+                self.access(node.buf, node.ty, scope)
+                self.want(node.index, "int", "an index")
+            elif isinstance(node, K.Bin):
+                self.binary(node)
+            elif isinstance(node, K.Select):
+                self.want(node.cond, "bool", "a select condition")
+                if node.a.ty != node.b.ty or node.a.ty != node.ty:
+                    raise _Invalid(f"select of {node.a.ty} and {node.b.ty}: {K.format_expr(node)}")
+
+    @staticmethod
+    def binary(e: K.Bin):
+        if e.a.ty != e.b.ty and e.op not in (K.Op.SHL, K.Op.SHR):
+            raise _Invalid(f"{e.op} of {e.a.ty} and {e.b.ty}: {K.format_expr(e)}")
+        if e.op in _INT_ONLY and e.a.ty != "int":
+            raise _Invalid(f"{e.op} of {e.a.ty}: {K.format_expr(e)}")
+        want = "bool" if e.op in _CMP or e.op in (K.Op.AND, K.Op.OR) else e.a.ty
+        if e.ty != want:
+            raise _Invalid(f"{e.op} typed {e.ty}, not {want}: {K.format_expr(e)}")
+        if e.op in (K.Op.AND, K.Op.OR) and e.a.ty != "bool":
+            raise _Invalid(f"{e.op} of {e.a.ty}: {K.format_expr(e)}")

@@ -1,0 +1,187 @@
+"""The kernel IR on its own: smart constructors, generic traversal, the
+verifier, the bottom-layer tables, and the pass manager's switches (API and
+`fclc`).  No device, no OpenCL."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import fcl
+from fcl import hw
+from fcl.codegen import kir as K
+from fcl.codegen import passes as P
+from fcl.codegen.plan import Plan
+from fcl.codegen.verify import verify_program
+from fcl.errors import ArgumentError, CompilerBug
+
+REPO = Path(__file__).resolve().parents[1]
+x, y = K.Var("int", "x"), K.Var("int", "y")
+
+
+def test_enums_validate_names():
+    with pytest.raises(ValueError):
+        K.Bin("int", "plus", x, y)
+    with pytest.raises(ValueError):
+        K.Buffer("b", "shared", "int", K.cint(1), "test")
+    assert K.Bin("int", "add", x, y).op is K.Op.ADD
+    assert K.ParFor("grid", "i", x, ()).level is hw.Level.GRID
+    assert K.ParFor(2, "i", x, ()).level is hw.Level.BLOCK
+    assert f"a {hw.Level.WARP}-level array" == "a warp-level array"
+
+
+def test_one_table_of_level_names():
+    from fcl.eval import cost, values
+    from fcl.syntax import grammar, parser
+    from fcl.types import types
+    assert grammar.LEVEL_KEYWORDS == values.LEVEL_NAMES == cost.LEVELS == ("thread", "warp", "block", "grid")
+    assert parser.LEVEL_NAMES == hw.LEVEL_KEYWORDS + ("Z",)
+    assert [types.level_depth(types.LEVEL_NAMES[n]) for n in parser.LEVEL_NAMES] == [0, 1, 2, 3, 0]
+    assert tuple(str(lv) for lv in K.LEVELS) == hw.LEVEL_KEYWORDS
+
+
+def test_code_generation_does_not_load_the_evaluator():
+    code = ("import sys, fcl.codegen.kir, fcl.codegen.opencl, fcl.codegen.passes, fcl.codegen.lower; "
+            "print('fcl.eval.machine' in sys.modules)")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "False"
+
+
+def test_folding_and_identities():
+    assert K.add(K.cint(2), K.cint(3)) == K.cint(5)
+    assert K.add(K.cint(2**31 - 1), K.cint(1)) == K.cint(-2**31)
+    assert K.binop("div", K.cint(-7), K.cint(2)) == K.cint(-3)
+    assert K.binop("mod", K.cint(-7), K.cint(2)) == K.cint(-1)
+    assert K.binop("div", x, K.cint(0)) == K.Bin("int", "div", x, K.cint(0))   # not folded: the device decides
+    assert K.mul(x, K.cint(1)) == x and K.add(K.cint(0), x) == x
+    assert K.add(K.add(x, K.cint(2)), K.cint(3)) == K.add(x, K.cint(5))
+    assert K.binop("div_nn", K.cint(7), K.cint(2)) == K.cint(3)
+
+
+def test_traversal_is_generic_over_fields():
+    store = K.Store("b", K.add(x, K.cint(1)), y)
+    loop = K.For("i", K.cint(0), x, K.cint(1), (store,))
+    assert K.stmt_exprs(loop) == (K.cint(0), x, K.cint(1))
+    assert K.stmt_children(loop) == ((store,),)
+    assert K.stmt_exprs(store) == (store.index, y)
+    assert list(K.walk_stmts((loop,))) == [loop, store]
+    assert K.expr_children(K.Call("int", "min", (x, y))) == (x, y)
+
+
+def test_substitution_refolds():
+    e = K.add(K.mul(x, K.cint(4)), y)
+    out = K.map_expr(lambda n: K.cint(3) if n == x else (K.cint(5) if n == y else n), e)
+    assert out == K.cint(17)
+    stmts = (K.If(K.lt(x, K.cint(10)), (K.Store("b", x, y),)),)
+    out = K.map_stmts(lambda s: s, lambda n: K.cint(1) if n == x else n, stmts)
+    assert out[0].cond == K.Const("bool", True)
+
+
+def test_map_stmts_splices_tuples():
+    stmts = (K.Comment("a"), K.Comment("b"))
+    out = K.map_stmts(lambda s: (s, s) if s.text == "a" else s, lambda e: e, stmts)
+    assert [s.text for s in out] == ["a", "a", "b"]
+
+
+def test_scoped_walk_and_defined_names():
+    body = (K.Let("t", K.add(K.Var("int", "i"), x)), K.Store("b", K.Var("int", "t"), x))
+    stmts = (K.Let("u", x), K.For("i", K.cint(0), x, K.cint(1), body), K.Comment("after"))
+    scopes = {type(s).__name__ + getattr(s, "var", ""): sc for s, sc in K.walk_scoped(stmts)}
+    assert scopes["Fori"] == {"u"}
+    assert scopes["Lett"] == {"u", "i"}
+    assert scopes["Store"] == {"u", "i", "t"}
+    assert scopes["Comment"] == {"u"}
+    assert K.defined_in(stmts) == {"u", "i", "t"}
+
+
+def program_with(body, buffers=(K.Buffer("b", "global", "int", K.cint(4), "test"),)):
+    kernel = K.Kernel("k", tuple(body), (), ())
+    return Plan("k", (), (K.Param("n", "int"),), tuple(buffers), (kernel,), (), 256, 32, 1024)
+
+
+@pytest.mark.parametrize("body, message", [
+    ([K.Store("b", K.cint(0), K.Var("int", "v"))], "`v` is read before it is defined"),
+    ([K.Let("v", K.cint(1)), K.Let("v", K.cint(2))], "`v` is defined twice"),
+    ([K.Store("c", K.cint(0), K.cint(1))], "unknown buffer `c`"),
+    ([K.Store("b", K.cint(0), K.Const("float", 1.0))], "holds int, accessed as float"),
+    ([K.Let("v", K.cint(1)), K.Assign("v", K.cint(2))], "not a int variable"),
+    ([K.If(K.Var("int", "n"), ())], "a condition of type int"),
+    ([K.ParFor("block", "i", K.Var("int", "n"), (K.Barrier(),))], "barrier in per-element code"),
+])
+def test_verifier_rejects(body, message):
+    with pytest.raises(CompilerBug, match=message):
+        verify_program(program_with(body), after="test")
+
+
+def test_verifier_accepts_scoped_code():
+    body = [K.DeclVar("acc", K.cint(0)),
+            K.For("i", K.cint(0), K.Var("int", "n"), K.cint(1),
+                  (K.Let("t", K.add(K.Var("int", "acc"), K.Var("int", "i"))), K.Assign("acc", K.Var("int", "t")))),
+            K.Store("b", K.cint(0), K.Var("int", "acc"))]
+    verify_program(program_with(body), after="test")
+
+
+def test_verifier_rejects_unmapped_loops_after_mapping():
+    body = [K.ParFor("grid", "i", K.Var("int", "n"), (K.Store("b", K.Var("int", "i"), K.cint(1)),))]
+    verify_program(program_with(body))
+    with pytest.raises(CompilerBug, match="left after hardware mapping"):
+        verify_program(program_with(body), mapped=True)
+
+
+# ---------------------------------------------------------------- pass manager
+
+def test_pass_options_reject_unknown_and_required_passes():
+    with pytest.raises(ArgumentError, match="unknown pass `nope`"):
+        P.PassOptions.make(no_pass=["nope"])
+    with pytest.raises(ArgumentError, match="optimisation level 3"):
+        P.PassOptions.make(opt_level=3)
+    required = [p.name for p in P.PIPELINE if not p.optimising]
+    for name in required:
+        with pytest.raises(ArgumentError, match="required"):
+            P.PassOptions.make(no_pass=[name])
+
+
+def test_every_pass_has_a_unique_name_and_a_description():
+    names = [p.name for p in P.PIPELINE]
+    assert len(names) == len(set(names)) and P.AFTER_LOWERING not in names
+    assert all(p.description for p in P.PIPELINE)
+
+
+TRANSPOSE = REPO / "examples" / "transpose.fcl"
+
+
+def test_no_pass_and_dump_after_in_the_api():
+    prog = fcl.load_file(str(TRANSPOSE))
+    on = prog.compile("transposeTiled", dump_after=["lower", "skew"])
+    off = prog.compile("transposeTiled", no_pass=["skew"])
+    o0 = prog.compile("transposeTiled", opt_level=0)
+    assert "fcl_skew(i" in on.opencl_source.split("__kernel")[1]
+    assert "fcl_skew(" not in off.opencl_source.split("__kernel")[1] + o0.opencl_source.split("__kernel")[1]
+    assert "skew(" not in on.kir(after="lower") and "skew(" in on.kir(after="skew")
+    with pytest.raises(ArgumentError):
+        off.kir(after="skew")
+
+
+def run_fclc(*argv):
+    code = "import sys; from fcl.cli import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run([sys.executable, "-c", code, *argv], cwd=REPO, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_fclc_lists_the_passes():
+    p = run_fclc("compile", "--passes")
+    assert p.returncode == 0, p.stderr
+    assert [line.split()[0] for line in p.stdout.splitlines()] == [x.name for x in P.PIPELINE]
+
+
+def test_fclc_pass_switches():
+    p = run_fclc("compile", str(TRANSPOSE), "-e", "transposeTiled", "--dump", "kir-after=lower")
+    assert p.returncode == 0, p.stderr
+    assert "kernel transposeTiled" in p.stdout and "skew(" not in p.stdout
+    p = run_fclc("compile", str(TRANSPOSE), "-e", "transposeTiled", "--no-pass", "skew")
+    assert p.returncode == 0 and "fcl_skew(" not in p.stdout.split("__kernel")[1]
+    p = run_fclc("compile", str(TRANSPOSE), "-e", "transposeTiled", "-O0")
+    assert p.returncode == 0 and "fcl_skew(" not in p.stdout.split("__kernel")[1]
+    p = run_fclc("compile", str(TRANSPOSE), "-e", "transposeTiled", "--no-pass", "nope")
+    assert p.returncode == 1 and "unknown pass `nope`" in p.stderr and "Traceback" not in p.stderr
