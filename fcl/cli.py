@@ -112,6 +112,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--evaluator-only", action="store_true", help="do not run on the OpenCL device")
     t.set_defaults(func=cmd_test)
 
+    d = sub.add_parser("devices", parents=[common],
+                       help="list the OpenCL devices, whether each builds kernels, and the default")
+    d.set_defaults(func=cmd_devices)
+
     r = sub.add_parser("repl", parents=[common], help="interactive session")
     r.add_argument("file", nargs="?")
     r.set_defaults(func=cmd_repl)
@@ -238,6 +242,14 @@ def cmd_test(args):
     from fcl.testrun import run_test_files
     return run_test_files(args.files, prelude=not args.no_prelude, device=None if args.evaluator_only else (args.device or ""),
                           hw=hw_options(args), seed=args.seed)
+
+
+def cmd_devices(args):
+    from fcl.runtime.device import survey
+    lines, problem = survey(args.device)
+    print("\n".join(lines))
+    if problem is not None:
+        raise problem
 
 
 def cmd_repl(args):

@@ -235,16 +235,22 @@ class Kernel:
 
     def run(self, *args):
         """(result, [(kernel name, seconds)]) on the device."""
+        from fcl.runtime.device import running_on
         values = self.program.coerce(self.name, list(args))
-        return self.launcher(values).run(values)
+        launcher = self.launcher(values)
+        with running_on(launcher.device):
+            return launcher.run(values)
 
     def __call__(self, *args):
         return self.run(*args)[0]
 
     def time(self, *args, repeat: int = 10) -> list[float]:
         """Kernel seconds (profiling events, all kernels of one run summed) of `repeat` runs."""
+        from fcl.runtime.device import running_on
         values = self.program.coerce(self.name, list(args))
-        return self.launcher(values).time(values, repeat)
+        launcher = self.launcher(values)
+        with running_on(launcher.device):
+            return launcher.time(values, repeat)
 
 
 def default_type(t: T.Type) -> T.Type:

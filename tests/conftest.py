@@ -1,8 +1,9 @@
 """Shared test fixtures.
 
 * `cl_device`: a test that takes it runs once on every OpenCL device present
-  except Oclgrind (pyopencl's PYOPENCL_TEST habit), and is skipped when
-  there is none.  Oclgrind runs go through `fcl.runtime.oclgrind`.
+  except Oclgrind (pyopencl's PYOPENCL_TEST habit); on a device that cannot
+  build kernels (the probe of fcl.runtime.device) it is skipped with the
+  reason, and it is skipped when there is no device.  Oclgrind runs go through `fcl.runtime.oclgrind`.
 * `--update-golden`: golden-file tests rewrite their expected files instead
   of comparing (fixture `update_golden`).
 * Every compilation in the suite runs the kernel-IR verifier after each pass
@@ -28,19 +29,26 @@ def update_golden(request) -> bool:
 
 
 def _test_devices() -> list:
+    """Every device except Oclgrind, each a pytest.param skipped with the reason
+    when it cannot build kernels (fcl.runtime.device.usable)."""
     try:
-        import pyopencl as cl
-        platforms = cl.get_platforms()
+        from fcl.runtime import device as dev
+        devices = [d for d in dev.all_devices() if not dev._is_oclgrind(d)]
     except Exception:
         return []
-    return [d for p in platforms if "oclgrind" not in p.name.lower() for d in p.get_devices()]
+    out = []
+    for d in devices:
+        why = dev.usable(d)
+        marks = [pytest.mark.skip(reason=f"{dev.describe_device(d)} cannot build kernels: {why}")] if why else []
+        out.append(pytest.param(d, marks=marks, id=d.name.strip()))
+    return out
 
 
 def pytest_generate_tests(metafunc):
     if "cl_device" in metafunc.fixturenames:
         devices = _test_devices()
         if devices:
-            metafunc.parametrize("cl_device", devices, ids=[d.name.strip() for d in devices])
+            metafunc.parametrize("cl_device", devices)
         else:
             metafunc.parametrize("cl_device", [pytest.param(
                 None, marks=pytest.mark.skip(reason="no OpenCL device"))])

@@ -5,28 +5,40 @@ and OpenCL C text; produces `cl.Device`, one `cl.Context` and one profiling
 `cl.CommandQueue` per device, and `cl.Program`s built once per
 (device, source, options).  It does not allocate buffers or launch kernels
 (that is `launch.py`).  A missing OpenCL installation is an
-`EnvironmentProblem`; generated code that fails to build is a `CompilerBug`
-carrying the saved `.cl` path and the build log.
+`EnvironmentProblem`, and so is a device that cannot build kernels (a tiny
+probe build, once per process: fcl.runtime.platforms), a device whose compiler
+fails on OpenCL another device builds, and a device out of memory; generated
+code that no device builds is a `CompilerBug` carrying the saved `.cl` path and
+the build log.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import sys
 import tempfile
 import warnings
 
 from fcl.errors import CompilerBug, EnvironmentProblem
+from fcl.runtime import platforms as P
 
+P.register_intel_cpu_runtime()      # before pyopencl's first call (see platforms.py)
 try:
     import pyopencl as cl
 except ImportError:          # pragma: no cover - exercised only without pyopencl
     cl = None
 
 INSTALL_HINT = "pip install pocl-binary-distribution"
+FIX_HINT = ("reinstall FCL (`pip install .` brings PoCL and, on x86-64 Linux, Intel's CPU runtime), "
+            "or install your GPU's OpenCL driver; `fclc devices` shows what each device says")
+describe_device = P.describe
+_is_oclgrind = P.is_oclgrind
 
 _contexts: dict = {}
 _queues: dict = {}
 _programs: dict = {}
+_noted: set = set()
 
 
 def _require_cl():
@@ -39,19 +51,10 @@ def _require_cl():
 def all_devices() -> list:
     """Every device of every OpenCL platform, platform by platform."""
     _require_cl()
-    try:
-        platforms = cl.get_platforms()
-    except cl.Error:
-        platforms = []
-    devices = [d for p in platforms for d in p.get_devices()]
+    devices = P.all_devices()
     if not devices:
         raise EnvironmentProblem(f"no OpenCL platform found: install one with `{INSTALL_HINT}`")
     return devices
-
-
-def describe_device(device) -> str:
-    """`device name (platform name)`."""
-    return f"{device.name.strip()} ({device.platform.name.strip()})"
 
 
 def _device_list(devices) -> str:
@@ -64,10 +67,6 @@ def _matches(device, spec: str) -> bool:
                (device.name, device.platform.name, device.platform.vendor))
 
 
-def _is_oclgrind(device) -> bool:
-    return "oclgrind" in device.platform.name.lower()
-
-
 def _from_pyopencl_ctx(spec: str):
     """PYOPENCL_CTX as pyopencl reads it: `platform[:device]`, each an index or a name substring."""
     try:
@@ -78,28 +77,89 @@ def _from_pyopencl_ctx(spec: str):
     return devices[0]
 
 
-def choose_device(spec: str | None = None):
+def usable(device) -> str | None:
+    """None if `device` can build kernels, else why not (probed once per process)."""
+    return P.probe(device)
+
+
+def note(text: str):
+    """A one-line note on stderr, once per process."""
+    if text not in _noted:
+        _noted.add(text)
+        print(f"fcl: note: {text}", file=sys.stderr)
+
+
+def _unusable(device, why: str, how: str) -> EnvironmentProblem:
+    return EnvironmentProblem(f"OpenCL device {describe_device(device)} cannot build kernels "
+                              f"({why}); {how}")
+
+
+def choose_device(spec: str | None = None, notes: bool = True):
     """The device to run on.
 
     `spec` (from `--device`) is a case-insensitive substring of a device,
-    platform or vendor name; otherwise `PYOPENCL_CTX`; otherwise the first
-    CPU device that is not Oclgrind (PoCL after a plain install); otherwise
-    the first device.
+    platform or vendor name: the first matching device that can build kernels;
+    otherwise `PYOPENCL_CTX`; otherwise the first CPU device that can build
+    kernels (PoCL before others, never Oclgrind), else any device that can.
+    Devices are probed with a tiny build, once per process; an unusable one is
+    skipped with a one-line note, and no usable device is an EnvironmentProblem.
     """
     devices = all_devices()
     if spec:
-        for device in devices:
-            if _matches(device, spec):
-                return device
-        raise EnvironmentProblem(f"no OpenCL device matches --device {spec!r}; "
-                                 f"devices present: {_device_list(devices)}")
+        matching = [d for d in devices if _matches(d, spec)]
+        if not matching:
+            raise EnvironmentProblem(f"no OpenCL device matches --device {spec!r}; "
+                                     f"devices present: {_device_list(devices)}")
+        for d in matching:
+            if usable(d) is None:
+                return d
+        raise _unusable(matching[0], usable(matching[0]),
+                        "choose another with --device (see `fclc devices`)")
     if os.environ.get("PYOPENCL_CTX"):
-        return _from_pyopencl_ctx(os.environ["PYOPENCL_CTX"])
-    for device in devices:
-        if device.type & cl.device_type.CPU and not _is_oclgrind(device):
-            return device
-    plain = [d for d in devices if not _is_oclgrind(d)]
-    return (plain or devices)[0]
+        d = _from_pyopencl_ctx(os.environ["PYOPENCL_CTX"])
+        if usable(d) is not None:
+            raise _unusable(d, usable(d), f"PYOPENCL_CTX={os.environ['PYOPENCL_CTX']!r} selects it: "
+                                          "unset it or choose another device (see `fclc devices`)")
+        return d
+    skipped = []
+    for d in P.candidates(devices):
+        if usable(d) is None:
+            for s in skipped if notes else ():
+                note(f"skipping OpenCL device {describe_device(s)}: it cannot build kernels ({usable(s)})")
+            return d
+        skipped.append(d)
+    whys = "; ".join(f"{describe_device(d)} cannot build kernels ({usable(d)})" for d in skipped)
+    raise EnvironmentProblem(f"no usable OpenCL device: {whys or 'only the Oclgrind simulator is present'}; "
+                             f"{FIX_HINT}")
+
+
+def kind_of(device) -> str:
+    if _is_oclgrind(device):
+        return "simulator"
+    t = device.type
+    return ("GPU" if t & cl.device_type.GPU else "CPU" if t & cl.device_type.CPU
+            else "accelerator" if t & cl.device_type.ACCELERATOR else "device")
+
+
+def survey(spec: str | None = None) -> tuple[list[str], EnvironmentProblem | None]:
+    """`fclc devices`: one line per device (kind, whether it builds kernels, which
+    one is the default for `spec`), and the EnvironmentProblem when none is usable."""
+    devices = all_devices()
+    try:
+        chosen, problem = choose_device(spec, notes=False), None
+    except EnvironmentProblem as e:
+        chosen, problem = None, e
+    lines = []
+    for d in devices:
+        why = usable(d)
+        state = "builds kernels" if why is None else f"cannot build kernels: {why}"
+        if chosen is not None and d.int_ptr == chosen.int_ptr:
+            state += " (chosen)" if spec or os.environ.get("PYOPENCL_CTX") else " (default)"
+        elif _is_oclgrind(d) and why is None:
+            state += " (checks races and bounds; used only when chosen: --device oclgrind)"
+        mark = "*" if chosen is not None and d.int_ptr == chosen.int_ptr else " "
+        lines.append(f"{mark} {describe_device(d)}: {kind_of(d)}, {state}")
+    return lines, problem
 
 
 def get_context(device):
@@ -136,18 +196,66 @@ def _build(context, device, source: str, options: list):
             warnings.simplefilter("ignore", cl.CompilerWarning)
             return program.build(options=options, devices=[device])
     except cl.Error as e:
-        log = _build_log(program, device) or str(e)
-        fd, path = tempfile.mkstemp(prefix="fcl-kernel-", suffix=".cl")
-        with os.fdopen(fd, "w") as f:
-            f.write(source)
-        raise CompilerBug(f"generated OpenCL C did not build on {describe_device(device)} "
-                          f"(options {' '.join(options) or 'none'}); source saved to {path}\n"
-                          f"build log:\n{log.strip()}") from None
+        log = (_build_log(program, device) or str(e)).strip()
+    fd, path = tempfile.mkstemp(prefix="fcl-kernel-", suffix=".cl")
+    with os.fdopen(fd, "w") as f:
+        f.write(source)
+    other = _builds_elsewhere(device, source, options)
+    if other is not None:
+        first = next((x for x in log.splitlines() if "error" in x.lower()), log.splitlines()[0] if log else "")
+        raise EnvironmentProblem(
+            f"the OpenCL compiler of {describe_device(device)} fails on valid OpenCL C that "
+            f"{describe_device(other)} builds ({first.strip()[:200]}; source saved to {path}); "
+            f"choose another device with --device (see `fclc devices`)")
+    raise CompilerBug(f"generated OpenCL C did not build on {describe_device(device)} "
+                      f"(options {' '.join(options) or 'none'}); source saved to {path}\n"
+                      f"build log:\n{log}")
+
+
+def _builds_elsewhere(device, source: str, options: list):
+    """Another device (that passes the probe) whose compiler accepts `source`, or None:
+    then the failure is `device`'s compiler's, not FCL's."""
+    for other in all_devices():
+        if other.int_ptr == device.int_ptr or usable(other) is not None:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                cl.Program(get_context(other), source).build(options=options, devices=[other])
+            return other
+        except cl.Error:
+            continue
+    return None
+
+
+OUT_OF_MEMORY = ("MEM_OBJECT_ALLOCATION_FAILURE", "OUT_OF_RESOURCES", "OUT_OF_HOST_MEMORY",
+                 "INVALID_BUFFER_SIZE")
+
+
+@contextlib.contextmanager
+def running_on(device):
+    """Turn a cl.Error raised while running on `device` into `device_error`'s error."""
+    try:
+        yield
+    except cl.Error as e:
+        raise device_error(device, e) from None
+
+
+def device_error(device, error) -> Exception:
+    """The error to raise for a cl.Error from running on `device`: running out of
+    memory is an EnvironmentProblem, anything else a CompilerBug."""
+    text = str(error).split("\n")[0]
+    if any(code in text for code in OUT_OF_MEMORY):
+        return EnvironmentProblem(f"OpenCL device {describe_device(device)} ran out of memory "
+                                  f"or resources ({text}); use smaller inputs, or another device with --device")
+    return CompilerBug(f"OpenCL call failed on {describe_device(device)}: {text}")
 
 
 def _build_log(program, device) -> str:
     try:
-        return program.get_build_info(device, cl.program_build_info.LOG)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return program.get_build_info(device, cl.program_build_info.LOG)
     except cl.Error:
         return ""
 
