@@ -4,13 +4,15 @@ Each `input`/`output` pair runs on the reference evaluator and, unless told
 otherwise, compiled on the OpenCL device; both must give the expected value
 (doubles and floats within 1e-6 relative).  An `error:` test expects a program
 error from the evaluator whose message contains the text.  Prints one line per
-test and a closing `N passed, N failed` line; returns the exit status.
+test and a closing `N passed, N failed` line; returns the exit status.  A problem
+with the device itself (EnvironmentProblem: none usable, out of memory) is not a
+failed test: it stops the run, and fclc reports it once and exits 2.
 """
 from __future__ import annotations
 
 import sys
 
-from fcl.errors import CompilerBug, FCLError
+from fcl.errors import CompilerBug, EnvironmentProblem, FCLError
 
 
 def run_test_files(files, prelude=True, device=None, hw=None, seed=None, out=sys.stdout) -> int:
@@ -76,6 +78,8 @@ def run_case(prog, case, device, hw, seed, kernels) -> tuple[bool, str]:
             result = kernels[key](*args)
         except FCLError as e:
             return False, f"device: {e.message}"
+        except EnvironmentProblem:
+            raise           # the device, not this test: fclc reports it once and exits 2
         except CompilerBug as e:
             return False, f"device: internal compiler error (a bug in FCL): {short(str(e), 300)}"
         except Exception as e:  # noqa: BLE001 - one broken test must not stop the others

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
+from fcl.runtime.platforms import embeddable
 
 PY_OPS = {"add": "_wrap({a} + {b})", "sub": "_wrap({a} - {b})", "mul": "_wrap({a} * {b})",
           "div": "_div({a}, {b})", "mod": "_mod({a}, {b})", "lt": "({a} < {b})", "le": "({a} <= {b})",
@@ -49,11 +50,11 @@ def _mod(a, b):
 
 class Kernels:
     """The compiled entry points; one method each. `context`: a pyopencl Context
-    (default: cl.create_some_context(interactive=False)).  `last_times`: the seconds
+    (default: default_context(), the device `fclc run` would use).  `last_times`: the seconds
     each launch of the last call took."""
 
     def __init__(self, context=None):
-        self.context = context or cl.create_some_context(interactive=False)
+        self.context = context or default_context()
         self.queue = cl.CommandQueue(self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
         self._kernels = {}
         self.last_times = []
@@ -200,4 +201,4 @@ def emit_module(plans, sources, origin: str) -> str:
             f'Needs only pyopencl and numpy:\n\n    k = Kernels()\n    out = k.{names[0]}(...)\n"""\n')
     methods = "".join("\n" + MethodPrinter(p).method() for p in plans)
     sources_text = "SOURCES = {\n" + "".join(f"    {p.entry!r}: {src!r},\n" for p, src in zip(plans, sources)) + "}\n"
-    return head + HELPERS + methods + "\n\n" + sources_text
+    return head + embeddable() + HELPERS + methods + "\n\n" + sources_text

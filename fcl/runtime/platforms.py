@@ -17,10 +17,9 @@ user-facing errors on top of it.
   it builds, else a one-line reason.
 * `default_device(devices)`: the first CPU device, PoCL before others, that is
   not the Oclgrind simulator and passes the probe; else any such device that
-  passes; None when there is none.
+  passes; None when there is none.  `default_context()` is what a printed
+  module uses: PYOPENCL_CTX when set, else a context on the default device.
 """
-from __future__ import annotations
-
 import hashlib
 import os
 import sys
@@ -265,3 +264,27 @@ def all_devices() -> list:
         except Exception:   # a platform with no devices
             pass
     return out
+
+
+def default_context():
+    """A pyopencl Context: PYOPENCL_CTX's choice when it is set, else the default
+    device's; RuntimeError naming every device and why it cannot build when none can."""
+    import pyopencl as cl
+    if os.environ.get("PYOPENCL_CTX"):
+        register_intel_cpu_runtime()
+        return cl.create_some_context(interactive=False)
+    devices = all_devices()
+    device = default_device(devices)
+    if device is None:
+        whys = "; ".join(f"{describe(d)}: {probe(d)}" for d in candidates(devices))
+        raise RuntimeError(f"no OpenCL device can build kernels ({whys or 'none found'}); "
+                           "install FCL's dependencies (pip install pocl-binary-distribution, "
+                           "or intel-opencl-rt on x86-64 Linux) or a GPU driver")
+    return cl.Context([device])
+
+
+def embeddable() -> str:
+    """This module's code (after its docstring), for printing into another module."""
+    with open(__file__, encoding="utf-8") as f:
+        text = f.read()
+    return "\n# ---- device choice: fcl/runtime/platforms.py ----\n" + text[text.index("\nimport "):]
