@@ -7,9 +7,8 @@ attributes; expressions print with C precedence.  Integer arithmetic wraps
 (through unsigned arithmetic, never signed overflow), division and remainder
 by zero give 0 instead of undefined behaviour (the evaluator reports them),
 shift counts are masked, `FP_CONTRACT` is off, and float min/max follow the
-evaluator's `b < a ? b : a`.  Loops that contain barriers are made uniform
-over the work-group.  Not attempted here: any optimisation beyond printing
-constant trip counts as guards.
+evaluator's `b < a ? b : a`.  A printer only: how elements map to work-items
+is decided by the `map_hw` pass, so this module never sees a parallel loop.
 """
 from __future__ import annotations
 
@@ -67,11 +66,16 @@ class OpenCLRenderer:
     global_id = "get_global_id(0)"
     global_size = "get_global_size(0)"
 
+    @property
+    def hw_ids(self) -> dict:
+        """Spelling of the hardware ids that are not variables of the kernel's prologue."""
+        return {"global_id": self.global_id, "global_size": self.global_size,
+                "group_id": self.group_id, "num_groups": self.num_groups}
+
     def __init__(self, prog: P.Plan):
         self.prog = prog
         self.bs = prog.block_size
         self.ws = prog.warp_size
-        self.nwarps = max(1, prog.block_size // prog.warp_size)
         self.buffers = {b.name: b for b in prog.buffers}
         for k in prog.kernels:
             for b in k.locals_ + k.privates:
@@ -178,12 +182,8 @@ class OpenCLRenderer:
             return [f"{pad}/* {s.text} */"]
         if isinstance(s, K.If):
             return self.if_(s, d)
-        if isinstance(s, K.SeqFor):
-            return self.loop(f"int {s.var} = 0; {s.var} < {self.expr(s.count)}; {s.var}++", s.body, d)
-        if isinstance(s, K.ParFor):
-            return self.par_for(s, d)
-        if isinstance(s, K.PartFor):
-            return self.part_for(s, d)
+        if isinstance(s, K.For):
+            return self.for_(s, d)
         if isinstance(s, K.Loop):
             head = self.stmts(s.head, d + 1)
             body = self.stmts(s.body, d + 1)
@@ -197,7 +197,7 @@ class OpenCLRenderer:
             t = STORAGE[self.ptr_types[s.a]]
             space = self.local_kw if self.ptr_spaces[s.a] == "local" else self.private_kw
             return [f"{pad}{{ {space} {t}* tmp = {s.a}; {s.a} = {s.b}; {s.b} = tmp; }}"]
-        raise CompilerBug(f"cannot render {type(s).__name__}")
+        raise CompilerBug(f"cannot render {type(s).__name__} (the map_hw pass has not run?)")
 
     def store_value(self, s: K.Store) -> str:
         value = self.expr(s.value)
@@ -210,44 +210,15 @@ class OpenCLRenderer:
             out += [f"{pad}}} else {{", *self.stmts(s.else_, d + 1)]
         return out + [f"{pad}}}"]
 
-    def loop(self, header: str, body, d: int, pre: list[str] = (), post: list[str] = ()) -> list[str]:
+    def loop(self, header: str, body, d: int) -> list[str]:
         pad = "  " * d
-        inner = [f"{pad}  {x}" for x in pre] + self.stmts(body, d + 1) + [f"{pad}  {x}" for x in post]
-        return [f"{pad}for ({header}) {{", *inner, f"{pad}}}"]
+        return [f"{pad}for ({header}) {{", *self.stmts(body, d + 1), f"{pad}}}"]
 
-    def par_for(self, s: K.ParFor, d: int) -> list[str]:
-        pad = "  " * d
-        v, n = s.var, self.expr(s.count)
-        if s.level == K.Level.THREAD:
-            unroll = isinstance(s.count, K.Const) and s.count.value <= 32
-            return ([f"{pad}#pragma unroll"] if unroll else []) + self.loop(f"int {v} = 0; {v} < {n}; {v}++", s.body, d)
-        if s.level == K.Level.GRID:
-            return self.loop(f"int {v} = {self.global_id}; {v} < {n}; {v} += {self.global_size}", s.body, d)
-        first, width = ("lane", self.ws) if s.level == K.Level.WARP else ("lid", self.bs)
-        if isinstance(s.count, K.Const) and s.count.value <= width:
-            guard = "" if s.count.value == width else f"if ({first} < {n}) "
-            return [f"{pad}{guard}{{", f"{pad}  const int {v} = {first};", *self.stmts(s.body, d + 1), f"{pad}}}"]
-        return self.loop(f"int {v} = {first}; {v} < {n}; {v} += {width}", s.body, d)
-
-    def part_for(self, s: K.PartFor, d: int) -> list[str]:
-        v, n, act = s.var, self.expr(s.count), s.active
-        if s.level == K.Level.GRID:
-            return self.loop(f"int {v} = {self.group_id}; {v} < {n}; {v} += {self.num_groups}", s.body, d,
-                             [f"const bool {act} = true;"])
-        if s.level == K.Level.WARP:
-            if K.contains_barrier(s.body):
-                raise CompilerBug("barrier inside thread-level parts")
-            return self.loop(f"int {v} = lane; {v} < {n}; {v} += {self.ws}", s.body, d,
-                             [f"const bool {act} = true;"])
-        if not K.contains_barrier(s.body):
-            return self.loop(f"int {v} = wid; {v} < {n}; {v} += {self.nwarps}", s.body, d,
-                             [f"const bool {act} = true;"])
-        # Barriers inside: every warp runs the same number of iterations; a warp past
-        # the end redoes the last part (reads stay in range) but writes nothing outside.
-        base = v + "_base"
-        pre = [f"const bool {act} = {base} + wid < {n};",
-               f"const int {v} = {act} ? {base} + wid : {n} - 1;"]
-        return self.loop(f"int {base} = 0; {base} < {n}; {base} += {self.nwarps}", s.body, d, pre)
+    def for_(self, s: K.For, d: int) -> list[str]:
+        v = s.var
+        step = f"{v}++" if K.is_const(s.step, 1) else f"{v} += {self.expr(s.step)}"
+        header = f"int {v} = {self.expr(s.start)}; {v} < {self.expr(s.stop)}; {step}"
+        return ([f"{'  ' * d}#pragma unroll"] if s.unroll else []) + self.loop(header, s.body, d)
 
     # ------------------------------------------------------------ expressions
 
@@ -265,7 +236,7 @@ class OpenCLRenderer:
         if isinstance(e, K.Var):
             return e.name, atom
         if isinstance(e, K.HwId):
-            return {"global_id": self.global_id, "num_groups": self.num_groups}.get(e.name, e.name), atom
+            return self.hw_ids.get(e.name, e.name), atom
         if isinstance(e, K.Load):
             text = f"{e.buf}[{self.expr(e.index)}]"
             return (f"({text} != 0)", atom) if e.ty == "bool" else (text, atom)

@@ -39,10 +39,8 @@ __kernel void sumGrid(
   __local int l6[265];  /* while at examples/reduce.fcl:15: local, 256 x int, skewed layout */
   for (int part3 = get_group_id(0); part3 < n0 / 512; part3 += get_num_groups(0)) {
     const bool active4 = true;
-    {
-      const int i7 = lid;
-      l5[fcl_skew(i7)] = fcl_add(in0_1[fcl_add(fcl_mul(part3, 512), i7)], in0_1[fcl_add(fcl_mul(part3, 512), fcl_add(i7, 256))]);
-    }
+    const int i7 = lid;
+    l5[fcl_skew(i7)] = fcl_add(in0_1[fcl_add(fcl_mul(part3, 512), i7)], in0_1[fcl_add(fcl_mul(part3, 512), fcl_add(i7, 256))]);
     barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
     if (lid < 128) {
       const int i8 = lid;

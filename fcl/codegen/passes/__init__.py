@@ -19,6 +19,7 @@ from typing import Callable
 
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
+from fcl.codegen.passes.map_hw import map_hardware
 from fcl.codegen.passes.skew import skew_local_memory
 from fcl.errors import ArgumentError
 
@@ -33,7 +34,11 @@ class Pass:
     optimising: bool = True
 
 
+MAP_HW = "map_hw"
+
 PIPELINE: tuple[Pass, ...] = (
+    Pass(MAP_HW, "parallel loops -> loops over hardware ids: strides, guards, unrolling marks, "
+                 "warp-uniform loops and the `active` flag", map_hardware, optimising=False),
     Pass("skew", "skewed layout (i + i/32) for local buffers of more than 32 elements: "
                  "no bank conflicts on strided access", skew_local_memory),
 )
@@ -80,15 +85,17 @@ def run_pipeline(kp: P.Plan, options: PassOptions = PassOptions()) -> tuple[P.Pl
     dumps = {}
     if AFTER_LOWERING in options.dump_after:
         dumps[AFTER_LOWERING] = K.format_program(kp)
+    mapped = False
     for p in PIPELINE:
         if not options.enabled(p):
             if p.name in options.dump_after:
                 dumps[p.name] = f"(pass {p.name} is off)\n" + K.format_program(kp)
             continue
         kp = p.run(kp)
+        mapped = mapped or p.name == MAP_HW
         if verify:
             from fcl.codegen.verify import verify_program
-            verify_program(kp, after=p.name)
+            verify_program(kp, after=p.name, mapped=mapped)
         if p.name in options.dump_after:
             dumps[p.name] = K.format_program(kp)
     return kp, dumps
