@@ -233,6 +233,14 @@ class Kernel:
             self._launchers[key] = Launcher(kprog, source, device, spans)
         return self._launchers[key]
 
+    def emulate(self, *args):
+        """The result of the compiled plan run on the kernel-IR interpreter: no device
+        (fcl.runtime.emulate; slow, for small inputs and for testing passes)."""
+        from fcl.runtime.emulate import Emulator
+        values = self.program.coerce(self.name, list(args))
+        plan = self.specialise(tuple(value_type(a) for a in values))[0]
+        return Emulator(plan).run(values)[0]
+
     def run(self, *args):
         """(result, [(kernel name, seconds)]) on the device."""
         from fcl.runtime.device import running_on

@@ -1,0 +1,243 @@
+"""The kernel-IR interpreter: runs mapped kernels on numpy arrays, as OpenCL would.
+
+Consumes a kernel of a plan after `map_hw` (only `For`, `If`, `Let`... over
+`HwId`s), the number of work-groups, the global arrays it takes (numpy, in
+storage dtypes: bool as uint8) and its host scalars; writes the arrays in
+place.  Each work-item is a Python generator that yields at a barrier; a
+work-group runs its items in lock-step from barrier to barrier and fails when
+they disagree on the barrier (divergence).  Scalars follow OpenCL C exactly as
+the printer spells them (fcl.scalars: 32-bit wrap, x/0 = 0), and the proven
+forms (`div_nn`, `add_nw`, ...) check at run time that their proof held.
+Any violation (out-of-bounds access, read of an undefined name, divergent
+barrier, broken proof) is a `CompilerBug`: a pass is wrong.
+
+Used by `fcl.runtime.emulate` to run whole plans without a device, so passes
+are tested against the evaluator.  Not a model of timing or of races:
+work-items between two barriers run one after another.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fcl import scalars as S
+from fcl.codegen import kir as K
+from fcl.errors import CompilerBug
+from fcl.hw import STORAGE_DTYPES
+
+MAX_LOOP_STEPS = 1 << 22
+Op = K.Op
+
+
+def _div(a, b):
+    return 0 if b == 0 else (S.int_neg(a) if b == -1 else S.int_div(a, b))
+
+
+def _mod(a, b):
+    return 0 if b in (0, -1) else S.int_rem(a, b)
+
+
+def _proven(general, check, what):
+    def f(a, b):
+        if not check(a, b):
+            raise CompilerBug(f"a pass proved {what}, but {a}, {b} break it")
+        return general(a, b)
+    return f
+
+
+def _no_wrap(fn, what):
+    def f(a, b):
+        exact = {"add": a + b, "sub": a - b, "mul": a * b}[what]
+        if not S.INT_MIN <= exact <= S.INT_MAX:
+            raise CompilerBug(f"a pass proved that {a} {what} {b} does not wrap")
+        return fn(a, b)
+    return f
+
+
+INT_OPS = {
+    Op.ADD: S.int_add, Op.SUB: S.int_sub, Op.MUL: S.int_mul, Op.DIV: _div, Op.MOD: _mod,
+    Op.BAND: S.int_and, Op.BOR: S.int_or, Op.BXOR: S.int_xor, Op.SHL: S.int_shl, Op.SHR: S.int_shr,
+    Op.DIV_NN: _proven(_div, lambda a, b: a >= 0 and b > 0, "a non-negative division"),
+    Op.MOD_NN: _proven(_mod, lambda a, b: a >= 0 and b > 0, "a non-negative remainder"),
+    Op.ADD_NW: _no_wrap(S.int_add, "add"), Op.SUB_NW: _no_wrap(S.int_sub, "sub"),
+    Op.MUL_NW: _no_wrap(S.int_mul, "mul"),
+}
+CMP_OPS = {Op.LT: S.lt, Op.LE: S.le, Op.GT: S.gt, Op.GE: S.ge, Op.EQ: S.eq, Op.NE: S.ne}
+CONVERSIONS = {name: getattr(S, name) for name in ("i2d", "i2f", "d2i", "f2i", "f2d", "d2f", "b2i")}
+
+
+def const_value(e: K.Const):
+    return {"int": int, "float": S.F32, "double": float, "bool": bool}[e.ty](e.value)
+
+
+def from_storage(ty: str, x):
+    return {"int": int, "float": S.F32, "double": float, "bool": bool}[ty](x)
+
+
+class WorkItem:
+    __slots__ = ("env", "hw", "private")
+
+    def __init__(self, hw: dict, env: dict, private: dict):
+        self.hw = hw
+        self.env = env
+        self.private = private
+
+
+class KernelRun:
+    """One launch of one kernel: `run()` executes every work-group in turn."""
+
+    def __init__(self, kernel: K.Kernel, groups: int, block_size: int, warp_size: int,
+                 arrays: dict, env: dict, local_sizes: dict):
+        self.k = kernel
+        self.groups = groups
+        self.bs = block_size
+        self.ws = warp_size
+        self.arrays = arrays            # global buffer name -> numpy array
+        self.env = env                  # host scalars the kernel takes
+        self.local_sizes = local_sizes  # local buffer name -> elements (all copies, layout included)
+        self.types = {b.name: b.ty for b in kernel.locals_ + kernel.privates}
+
+    def run(self):
+        for g in range(self.groups):
+            self.group(g)
+
+    def group(self, g: int):
+        local = {b.name: np.zeros(max(1, self.local_sizes[b.name]), STORAGE_DTYPES[b.ty]) for b in self.k.locals_}
+        items = []
+        for lid in range(self.bs):
+            hw = {"lid": lid, "wid": lid // self.ws, "lane": lid % self.ws, "group_id": g,
+                  "num_groups": self.groups, "global_id": g * self.bs + lid, "global_size": self.groups * self.bs}
+            private = {b.name: np.zeros(max(1, b.size.value), STORAGE_DTYPES[b.ty]) for b in self.k.privates}
+            items.append(WorkItem(hw, dict(self.env), {**local, **private}))
+        runs = [self.block(self.k.body, wi) for wi in items]
+        while True:
+            stops = [next(r, None) for r in runs]
+            if all(s is None for s in stops):
+                return
+            if len(set(stops)) != 1:
+                raise CompilerBug(f"kernel {self.k.name}: work-items of group {g} reach different barriers "
+                                  f"(or some finish while others wait)")
+
+    # ------------------------------------------------------------ statements
+
+    def block(self, stmts, wi: WorkItem):
+        for s in stmts:
+            t = type(s)
+            if t is K.Let or t is K.DeclVar:
+                wi.env[s.var] = self.ev(s.expr if t is K.Let else s.init, wi)
+            elif t is K.Assign:
+                wi.env[s.var] = self.ev(s.expr, wi)
+            elif t is K.Store:
+                self.store(s.buf, self.ev(s.index, wi), self.ev(s.value, wi), wi)
+            elif t is K.If:
+                yield from self.block(s.then if self.ev(s.cond, wi) else s.else_, wi)
+            elif t is K.For:
+                yield from self.for_(s, wi)
+            elif t is K.Loop:
+                yield from self.loop(s, wi)
+            elif t is K.Barrier:
+                yield id(s)
+            elif t is K.AtomicOr:
+                arr, i = self.array(s.buf, wi), self.ev(s.index, wi)
+                self.check_index(s.buf, arr, i)
+                arr[i] = int(arr[i]) | self.ev(s.value, wi)
+            elif t is K.DeclPtr:
+                wi.env[s.var] = ("ptr", s.init)
+            elif t is K.SwapPtr:
+                wi.env[s.a], wi.env[s.b] = wi.env[s.b], wi.env[s.a]
+            elif t is not K.Comment:
+                raise CompilerBug(f"the interpreter runs mapped kernel IR; found {t.__name__}")
+
+    def for_(self, s: K.For, wi: WorkItem):
+        i = self.ev(s.start, wi)
+        steps = 0
+        while i < self.ev(s.stop, wi):
+            wi.env[s.var] = i
+            yield from self.block(s.body, wi)
+            i = S.int_add(i, self.ev(s.step, wi))
+            steps += 1
+            if steps > MAX_LOOP_STEPS:
+                raise CompilerBug(f"loop over {s.var} does not end")
+
+    def loop(self, s: K.Loop, wi: WorkItem):
+        for _ in range(MAX_LOOP_STEPS):
+            yield from self.block(s.head, wi)
+            if not self.ev(s.cond, wi):
+                return
+            yield from self.block(s.body, wi)
+        raise CompilerBug("a kernel loop does not end")
+
+    # ------------------------------------------------------------ memory
+
+    def array(self, name: str, wi: WorkItem):
+        target = wi.env.get(name)
+        if isinstance(target, tuple):
+            name = target[1]
+        if name in wi.private:
+            return wi.private[name]
+        if name in self.arrays:
+            return self.arrays[name]
+        raise CompilerBug(f"kernel {self.k.name} accesses `{name}`, which it was not given")
+
+    def check_index(self, name: str, arr, i: int):
+        if not 0 <= i < len(arr):
+            raise CompilerBug(f"kernel {self.k.name}: index {i} out of bounds of `{name}` ({len(arr)} elements)")
+
+    def store(self, name: str, i: int, value, wi: WorkItem):
+        arr = self.array(name, wi)
+        self.check_index(name, arr, i)
+        arr[i] = value
+
+    def load(self, e: K.Load, wi: WorkItem):
+        arr = self.array(e.buf, wi)
+        i = self.ev(e.index, wi)
+        self.check_index(e.buf, arr, i)
+        return from_storage(e.ty, arr[i])
+
+    # ------------------------------------------------------------ expressions
+
+    def ev(self, e: K.Expr, wi: WorkItem):
+        t = type(e)
+        if t is K.Var:
+            try:
+                return wi.env[e.name]
+            except KeyError:
+                raise CompilerBug(f"kernel {self.k.name} reads `{e.name}` before defining it") from None
+        if t is K.Const:
+            return const_value(e)
+        if t is K.Bin:
+            return self.binary(e, wi)
+        if t is K.HwId:
+            return wi.hw[e.name]
+        if t is K.Load:
+            return self.load(e, wi)
+        if t is K.Select:
+            return self.ev(e.a if self.ev(e.cond, wi) else e.b, wi)
+        if t is K.Un:
+            a = self.ev(e.a, wi)
+            if e.op == Op.NOT:
+                return not a
+            return {"int": S.int_neg, "float": S.float_neg, "double": S.double_neg}[e.ty](a)
+        if t is K.Call:
+            return self.call(e, wi)
+        raise CompilerBug(f"cannot interpret {t.__name__}")
+
+    def binary(self, e: K.Bin, wi: WorkItem):
+        op = e.op
+        if op == Op.AND:
+            return bool(self.ev(e.a, wi)) and bool(self.ev(e.b, wi))
+        if op == Op.OR:
+            return bool(self.ev(e.a, wi)) or bool(self.ev(e.b, wi))
+        a, b = self.ev(e.a, wi), self.ev(e.b, wi)
+        if op in CMP_OPS:
+            return CMP_OPS[op](a, b)
+        if e.a.ty == "int":
+            return INT_OPS[op](a, b)
+        return getattr(S, f"{e.ty}_{op}")(a, b)
+
+    def call(self, e: K.Call, wi: WorkItem):
+        args = [self.ev(a, wi) for a in e.args]
+        if e.fn in CONVERSIONS:
+            return CONVERSIONS[e.fn](args[0])
+        if e.fn == "skew":
+            return args[0] + (args[0] >> 5)
+        return getattr(S, f"{e.ty}_{e.fn}")(*args)

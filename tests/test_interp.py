@@ -1,0 +1,105 @@
+"""The kernel-IR interpreter against the evaluator, and every pass checked on it.
+
+Every test block of examples/*.fcl, the conformance paper.fcl and
+tests/programs/*.fcl runs through the whole pipeline and then the kernel-IR
+interpreter (fcl.runtime.emulate, no device), at #BlockSize 32 and 4
+work-groups (so parts are virtualised); the result must equal the
+evaluator's.  The same with all optimising passes off (-O0) and with each one
+off alone, so a pass that changes meaning fails here, and the interpreter's
+run-time checks (bounds, barrier divergence, the proofs behind `div_nn` and
+`add_nw`) catch what the result alone would not.  Time budget: about a
+minute on the 2-core CI machine (inputs above MAX_ELEMENTS are skipped).
+"""
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fcl
+from fcl.codegen import passes as P
+from fcl.errors import CompilerBug
+from fcl.testblocks import parse_test_blocks
+from fcl.values import parse_arg, values_equal
+
+REPO = Path(__file__).resolve().parents[1]
+PAPER = Path("/work/shared/conformance/paper.fcl")
+FILES = (sorted((REPO / "examples").glob("*.fcl")) + ([PAPER] if PAPER.exists() else [])
+         + sorted((REPO / "tests" / "programs").glob("*.fcl")))
+HW = {"block_size": 32, "num_groups": 4}
+MAX_ELEMENTS = 4096
+OPTIMISING = [p.name for p in P.PIPELINE if p.optimising]
+
+
+@lru_cache(maxsize=None)
+def program(path: str):
+    return fcl.load_file(path)
+
+
+def cases():
+    out = []
+    for path in FILES:
+        for case in parse_test_blocks(path.read_text(), str(path)):
+            if case.error is None:
+                out.append(pytest.param(str(path), case, id=f"{path.name}:{case.line}:{case.entry}"))
+    return out
+
+
+def args_of(case):
+    return [parse_arg(a, position=k + 1) for k, a in enumerate(case.args)]
+
+
+def small(args) -> bool:
+    return sum(np.asarray(a).size for a in args if isinstance(a, np.ndarray)) <= MAX_ELEMENTS
+
+
+def check(path, case, **options):
+    args = args_of(case)
+    if not small(args):
+        pytest.skip("input too large for the interpreter")
+    expected = program(path).evaluate(case.entry, *args, **HW)
+    result = program(path).compile(case.entry, **HW, **options).emulate(*args)
+    assert values_equal(expected, result), f"interpreter gave {result}, evaluator {expected}"
+
+
+@pytest.mark.parametrize("path, case", cases())
+def test_interpreter_matches_evaluator(path, case):
+    check(path, case)
+
+
+@pytest.mark.parametrize("path, case", cases())
+def test_interpreter_matches_evaluator_at_O0(path, case):
+    check(path, case, opt_level=0)
+
+
+@pytest.mark.parametrize("name", OPTIMISING)
+def test_each_pass_off_alone(name):
+    for path in (REPO / "examples" / "transpose.fcl", REPO / "examples" / "reduce.fcl", REPO / "examples" / "scan.fcl"):
+        for case in parse_test_blocks(path.read_text(), str(path)):
+            if case.error is None and small(args_of(case)):
+                check(str(path), case, no_pass=[name])
+
+
+def test_interpreter_catches_out_of_bounds():
+    from fcl.codegen import kir as K
+    from fcl.codegen.interp import KernelRun
+    k = K.Kernel("k", (K.Store("b", K.HwId("int", "lid"), K.cint(1)),), (), ())
+    with pytest.raises(CompilerBug, match="out of bounds"):
+        KernelRun(k, 1, 8, 4, {"b": np.zeros(4, np.int32)}, {}, {}).run()
+
+
+def test_interpreter_catches_divergent_barriers():
+    from fcl.codegen import kir as K
+    from fcl.codegen.interp import KernelRun
+    k = K.Kernel("k", (K.If(K.lt(K.HwId("int", "lid"), K.cint(2)), (K.Barrier(),)),), (), ())
+    with pytest.raises(CompilerBug, match="different barriers"):
+        KernelRun(k, 1, 8, 4, {}, {}, {}).run()
+
+
+def test_interpreter_checks_proofs():
+    from fcl.codegen import kir as K
+    from fcl.codegen.interp import KernelRun
+    bad = K.Bin("int", "div_nn", K.sub(K.HwId("int", "lid"), K.cint(4)), K.cint(2))
+    k = K.Kernel("k", (K.Store("b", K.HwId("int", "lid"), bad),), (), ())
+    with pytest.raises(CompilerBug, match="proved"):
+        KernelRun(k, 1, 8, 4, {"b": np.zeros(8, np.int32)}, {}, {}).run()
