@@ -1,0 +1,400 @@
+"""The benchmark suite: FCL programs beside hand-written OpenCL and pyopencl's library kernels.
+
+    python bench/run.py [--device NAME] [--quick] [--only copy,reduce] [--impl fcl,hand]
+                        [--sizes 2^26,2^28,transpose=8192] [--json FILE] [--plot FILE.png]
+
+For each benchmark and size (bench/suite.py says which rows there are), every
+row is first run once and its result compared with NumPy; a correct row is
+then timed with OpenCL profiling events: `--warmup` runs, then `--runs`
+runs, median and minimum.  Program builds and host transfers are not timed;
+a plan of several kernels counts the sum of its kernels.  pyopencl's
+library kernels give no per-kernel events: they are timed from the end of a
+marker kernel to the start of another enqueued after them, everything held
+back by a user event until it is all queued, less the same span measured
+with nothing in between (so their figure includes the gaps between their own
+kernels).  Prints per row the size, median and minimum ms, GB/s (bytes that
+must be read plus written) or GFLOP/s, % of the hand-written copy at the
+nearest size, and the hand-written time over this row's time (FCL / hand
+as a speed ratio).  Exit status 0 when every row that ran was correct, 1
+when one was not, 2 for a problem with the environment (no device).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench import suite as S  # noqa: E402
+from fcl.errors import CompileError, CompilerBug, EnvironmentProblem  # noqa: E402
+from fcl.runtime import device as D  # noqa: E402
+
+IMPLS = ("hand", "pyopencl", "fcl")          # the order rows run and print in, per benchmark and size
+
+
+# ---------------------------------------------------------------- rows made ready to run
+
+class Skip(Exception):
+    """A row that cannot run at these sizes or on this installation (not a failure)."""
+
+
+@dataclass
+class Ready:
+    """A row prepared on a device: `output()` runs it once and returns the result;
+    `seconds()` runs it once and returns its kernel time."""
+    output: callable
+    seconds: callable
+
+
+class Rig:
+    """The device, its context and queue, loaded FCL programs and built hand kernels."""
+
+    def __init__(self, device, spec: str):
+        import pyopencl as cl
+        self.cl = cl
+        self.device = device
+        self.spec = spec
+        self.context = D.get_context(device)
+        self.queue = D.get_queue(device)
+        self.programs: dict = {}
+        self.bracket_gap: float | None = None
+
+    def prepare(self, row, inputs: dict, dims: tuple) -> Ready:
+        return {"fcl": self.fcl, "hand": self.hand, "pyopencl": self.library}[row.impl](row, inputs, dims)
+
+    # ------------------------------------------------------------ FCL
+
+    def fcl(self, row: S.Fcl, inputs: dict, dims: tuple) -> Ready:
+        import fcl
+        reason = row.needs(dims)
+        if reason:
+            raise Skip(reason)
+        if row.file not in self.programs:
+            self.programs[row.file] = fcl.load_file(str(ROOT / row.file))
+        kernel = self.programs[row.file].compile(row.entry, device=self.spec)
+        args = row.args(inputs, dims)
+
+        def run():
+            try:
+                return kernel.run(*args)
+            except CompileError as e:      # e.g. more local memory than the device has
+                raise Skip(e.message) from None
+        return Ready(lambda: run()[0], lambda: sum(t for _, t in run()[1]))
+
+    # ------------------------------------------------------------ hand-written OpenCL
+
+    def build(self, source: str):
+        options = ("-cl-opt-disable",) if "oclgrind" in self.device.platform.name.lower() else ()
+        try:
+            return D.build_program(self.context, (S.KERNELS / source).read_text(), options)
+        except CompilerBug as e:       # its message says "generated OpenCL C"; this is ours
+            raise RuntimeError(f"bench/kernels/{source} does not build on "
+                               f"{D.describe_device(self.device)}:{str(e).split('build log:', 1)[-1]}") from None
+
+    def hand(self, row: S.Hand, inputs: dict, dims: tuple) -> Ready:
+        cl = self.cl
+        mf = cl.mem_flags
+        program = self.build(row.source)
+        bufs = {k: cl.Buffer(self.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=v) for k, v in inputs.items()}
+        dtype = next(iter(inputs.values())).dtype
+        n = row.out_len(dims)
+        out = cl.Buffer(self.context, mf.READ_WRITE, max(1, n) * dtype.itemsize)
+        launches = row.setup(lambda nbytes: cl.Buffer(self.context, mf.READ_WRITE, nbytes), bufs, dims, out)
+        kernels = [cl.Kernel(program, x.kernel) for x in launches]
+        for k, x in zip(kernels, launches):
+            k.set_args(*x.args)
+
+        def events():
+            evs = [cl.enqueue_nd_range_kernel(self.queue, k, x.global_size, x.local_size)
+                   for k, x in zip(kernels, launches)]
+            evs[-1].wait()
+            return evs
+
+        def output():
+            events()
+            host = np.empty(n, dtype=dtype)
+            cl.enqueue_copy(self.queue, host, out)
+            return host
+        return Ready(output, lambda: sum(e.profile.end - e.profile.start for e in events()) * 1e-9)
+
+    # ------------------------------------------------------------ pyopencl's library kernels
+
+    def library(self, row: S.Library, inputs: dict, dims: tuple) -> Ready:
+        try:
+            import mako  # noqa: F401 (pyopencl's library kernels are mako templates)
+        except ImportError:
+            raise Skip("pyopencl's library kernels need mako: pip install mako (or '.[bench]')") from None
+        from pyopencl import array as cl_array
+        call = row.make(self.context)
+        x = cl_array.to_device(self.queue, inputs["a"])
+        if self.bracket_gap is None:
+            self.bracket_gap = statistics.median(self.bracketed(lambda: None) for _ in range(10))
+        return Ready(lambda: call(self.queue, x).get(),
+                     lambda: max(0.0, self.bracketed(lambda: call(self.queue, x)) - self.bracket_gap))
+
+    def bracketed(self, enqueue) -> float:
+        """Seconds from the end of a marker kernel to the start of the next one, with
+        `enqueue()`'s commands between them; all held back until all are queued."""
+        cl = self.cl
+        if "mark" not in self.programs:
+            prg = D.build_program(self.context, "__kernel void mark(void) {}")
+            self.programs["mark"] = cl.Kernel(prg, "mark")
+        mark = self.programs["mark"]
+        gate = cl.UserEvent(self.context)
+        first = cl.enqueue_nd_range_kernel(self.queue, mark, (1,), (1,), wait_for=[gate])
+        enqueue()
+        last = cl.enqueue_nd_range_kernel(self.queue, mark, (1,), (1,))
+        gate.set_status(cl.command_execution_status.COMPLETE)
+        last.wait()
+        return (last.profile.start - first.profile.end) * 1e-9
+
+
+# ---------------------------------------------------------------- measuring
+
+def measure(rig: Rig, row, dims: tuple, data, warmup: int, runs: int, timed: bool) -> dict:
+    """One record: check the row against NumPy, then (if correct and timed) time it."""
+    bench = S.BENCHMARKS[row.bench]
+    rec = {"benchmark": row.bench, "impl": row.impl, "variant": row.variant,
+           "size": S.format_dims(row.bench, dims), "dims": list(dims), "device": D.describe_device(rig.device)}
+    try:
+        inputs, ref = data(row.kind)
+        ready = rig.prepare(row, inputs, dims)
+        rec["correct"] = bench.check(ready.output(), inputs, dims, ref)
+    except Skip as e:
+        return {**rec, "correct": None, "status": "skipped", "note": str(e)}
+    except Exception as e:          # one broken row must not stop the rest of the run
+        text = str(e).strip() or type(e).__name__
+        return {**rec, "correct": False, "status": "error", "note": text}
+    if not rec["correct"]:
+        return {**rec, "status": "wrong", "note": "result differs from NumPy"}
+    if not timed:
+        return {**rec, "status": "ok"}
+    for _ in range(warmup):
+        ready.seconds()
+    times = [ready.seconds() for _ in range(runs)]
+    med = statistics.median(times)
+    rec.update(status="ok", runs=runs, median_ms=med * 1e3, min_ms=min(times) * 1e3)
+    amount = bench.amount(dims)
+    key = "GBps" if bench.unit == "GB/s" else "GFLOPs"
+    rec[key] = amount / med / 1e9
+    return rec
+
+
+def relate(records: list[dict]):
+    """Fill in `pct_of_copy` (of the hand-written copy at the nearest size) and
+    `vs_hand` (the first hand-written row's median over this row's)."""
+    copies = [r for r in records if r["benchmark"] == "copy" and r["impl"] == "hand" and "GBps" in r]
+    for r in records:
+        if "GBps" in r and copies:
+            n = S.BENCHMARKS[r["benchmark"]].elements(tuple(r["dims"]))
+            near = min(copies, key=lambda c: abs(np.log2(c["dims"][0]) - np.log2(n)))
+            r["pct_of_copy"] = 100 * r["GBps"] / near["GBps"]
+        hand = [h for h in records if h["benchmark"] == r["benchmark"] and h["dims"] == r["dims"]
+                and h["impl"] == "hand" and "median_ms" in h]
+        if hand and "median_ms" in r:
+            r["vs_hand"] = hand[0]["median_ms"] / r["median_ms"]
+
+
+# ---------------------------------------------------------------- printing
+
+COLUMNS = [("benchmark", 9), ("impl", 8), ("variant", 38), ("size", 10), ("median ms", 10),
+           ("min ms", 9), ("GB/s|GFLOP/s", 12), ("% copy", 7), ("vs hand", 7)]
+
+
+def line(cells) -> str:
+    return "  ".join(f"{c:<{w}}" if i < 4 else f"{c:>{w}}" for i, (c, (_, w)) in enumerate(zip(cells, COLUMNS)))
+
+
+def format_record(r: dict) -> str:
+    if r["status"] != "ok" or "median_ms" not in r:
+        tail = {"ok": "correct (not timed)", "skipped": f"skipped: {r.get('note')}",
+                "wrong": "WRONG: result differs from NumPy", "error": f"ERROR: {r.get('note')}"}[r["status"]]
+        return line([r["benchmark"], r["impl"], r["variant"][:38], r["size"], ""])[:-2] + tail
+    rate = f"{r['GBps']:.1f}" if "GBps" in r else f"{r['GFLOPs']:.1f} GF"
+    pct = f"{r['pct_of_copy']:.0f}%" if "pct_of_copy" in r else "-"
+    ratio = f"{r['vs_hand']:.2f}" if "vs_hand" in r else "-"
+    return line([r["benchmark"], r["impl"], r["variant"][:38], r["size"], f"{r['median_ms']:.4f}",
+                 f"{r['min_ms']:.4f}", rate, pct, ratio])
+
+
+# ---------------------------------------------------------------- the chart
+
+def plot(records: list[dict], path: str, device: str):
+    """Figure-2 style: per benchmark and size, the best hand-written, library and FCL
+    rows side by side; the hand-written copy bandwidth as a dashed line."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    timed = [r for r in records if "median_ms" in r]
+    groups = list(dict.fromkeys((r["benchmark"], r["size"]) for r in timed))
+    bw = [g for g in groups if g[0] != "matmul"]
+    mm = [g for g in groups if g[0] == "matmul"]
+    fig, axes = plt.subplots(1, 2 if mm else 1, figsize=(max(6, 1.3 * len(bw)) + (3 if mm else 0), 4.5),
+                             gridspec_kw={"width_ratios": [max(1, len(bw)), max(1, len(mm))]} if mm else None,
+                             squeeze=False)
+    colours = {"hand": "#4c72b0", "pyopencl": "#999999", "fcl": "#dd8452"}
+    labels = {"hand": "hand-written OpenCL", "pyopencl": "pyopencl library", "fcl": "FCL"}
+    for ax, gs, key, unit in ((axes[0][0], bw, "GBps", "GB/s"), (axes[0][-1], mm, "GFLOPs", "GFLOP/s")):
+        if not gs:
+            continue
+        width, bars = 0.27, []
+        for x, (bench, size) in enumerate(gs):
+            here = [r for r in timed if (r["benchmark"], r["size"]) == (bench, size)]
+            impls = [i for i in IMPLS if any(r["impl"] == i for r in here)]
+            for k, impl in enumerate(impls):
+                best = max((r for r in here if r["impl"] == impl), key=lambda r: r[key])
+                pos = x + (k - (len(impls) - 1) / 2) * width
+                ax.bar(pos, best[key], width, color=colours[impl], label=labels[impl])
+                bars.append((pos, best["variant"].split(",")[0].split(" (")[0][:28]))
+            copy = here[0].get("pct_of_copy")
+            if key == "GBps" and copy:
+                line_at = here[0]["GBps"] * 100 / copy
+                ax.plot([x - 0.45, x + 0.45], [line_at] * 2, "k--", linewidth=1,
+                        label="hand-written copy")
+        ax.set_xticks(range(len(gs)), [f"{b}\n{s}" for b, s in gs], fontsize=8)
+        ax.set_ylabel(unit)
+        top = ax.get_ylim()[1] * 1.2
+        ax.set_ylim(0, top)
+        for pos, text in bars:            # which variant each bar is, written up from its foot
+            ax.text(pos, top * 0.01, text, rotation=90, ha="center", va="bottom", fontsize=6)
+        handles, names = ax.get_legend_handles_labels()
+        unique = dict(zip(names, handles))
+        ax.legend(unique.values(), unique.keys(), fontsize=7, loc="upper right")
+    fig.suptitle(f"FCL beside hand-written OpenCL on {device}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------- command line
+
+def choose(args) -> tuple:
+    """(device, the --device text that selects it for FCL)."""
+    if args.device:
+        return D.choose_device(args.device), args.device
+    if args.quick:
+        for d in D.all_devices():
+            if d.type & D.cl.device_type.CPU and "oclgrind" not in d.platform.name.lower():
+                return d, d.name.strip()
+        raise EnvironmentProblem(f"--quick runs on a CPU OpenCL device and there is none: "
+                                 f"install one with `{D.INSTALL_HINT}`")
+    return D.choose_device(None), None
+
+
+def sizes(args) -> dict:
+    """Benchmark -> list of dims, from --quick/--tiny/defaults and --sizes."""
+    base = S.TINY_SIZES if args.tiny else S.QUICK_SIZES if args.quick else S.GPU_SIZES
+    table = {b: list(v) for b, v in base.items()}
+    given_n = []
+    for item in (s for text in args.sizes for s in text.split(",") if s.strip()):
+        if "=" in item:
+            name, value = item.split("=", 1)
+            if name not in S.BENCHMARKS:
+                raise ValueError(f"--sizes: no benchmark named {name!r}")
+            table.setdefault(f"={name}", []).append(value)
+        else:
+            given_n.append(item)
+    for name in S.BENCHMARKS:
+        chosen = table.pop(f"={name}", None)
+        if chosen:
+            table[name] = chosen
+        elif given_n and S.BENCHMARKS[name].shape == "n":
+            table[name] = given_n
+    return {b: [S.parse_dims(b, t) for t in table[b]] for b in S.BENCHMARKS}
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="bench/run.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--device", help="substring of an OpenCL device, platform or vendor name")
+    ap.add_argument("--quick", action="store_true", help="small sizes on the CPU device (what CI runs)")
+    ap.add_argument("--tiny", action="store_true", help="tiny, odd sizes (correctness only, for tests and Oclgrind)")
+    ap.add_argument("--sizes", action="append", default=[], metavar="LIST",
+                    help="comma-separated: N for copy/reverse/reduce/scan (2^26, 1000), "
+                         "NAME=DIMS for one benchmark (transpose=8192, matvec=4096x1000, matmul=1024)")
+    ap.add_argument("--only", default="", help="comma-separated benchmarks: " + ",".join(S.BENCHMARKS))
+    ap.add_argument("--impl", default="", help="comma-separated: " + ",".join(IMPLS))
+    ap.add_argument("--runs", type=int, default=None, help="timed runs per row (default 20, --quick 10)")
+    ap.add_argument("--warmup", type=int, default=2, help="untimed runs before timing (default 2)")
+    ap.add_argument("--check-only", action="store_true", help="check every row against NumPy, time nothing")
+    ap.add_argument("--json", metavar="FILE", help="write the records as a JSON list")
+    ap.add_argument("--plot", metavar="FILE.png", help="write a bar chart (needs matplotlib)")
+    args = ap.parse_args(argv)
+    args.runs = args.runs or (10 if args.quick or args.tiny else 20)
+    if args.runs < 1 or args.warmup < 0:
+        ap.error("--runs must be at least 1 and --warmup at least 0")
+    for opt, allowed in (("only", S.BENCHMARKS), ("impl", IMPLS)):
+        chosen = [x for x in getattr(args, opt).split(",") if x]
+        bad = [x for x in chosen if x not in allowed]
+        if bad:
+            ap.error(f"--{opt}: unknown {', '.join(bad)}; choose from {', '.join(allowed)}")
+        setattr(args, opt, chosen or list(allowed))
+    try:
+        args.dims = sizes(args)
+    except ValueError as e:
+        ap.error(str(e))
+    return args
+
+
+def run(args, out=print) -> list[dict]:
+    """Check and time every selected row; print each as it finishes; the records."""
+    device, spec = choose(args)
+    rig = Rig(device, spec)
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    out(f"device: {D.describe_device(device)}; {date}; "
+        + ("correctness only" if args.check_only else f"{args.warmup} warm-up + {args.runs} timed runs per row, "
+           f"kernel time from OpenCL profiling events"))
+    out(line([c for c, _ in COLUMNS]))
+    records = []
+    rng = np.random.default_rng(2016)
+    for bench_name in args.only:
+        bench = S.BENCHMARKS[bench_name]
+        for dims in args.dims[bench_name]:
+            cache = {}
+
+            def data(kind, bench=bench, dims=dims, cache=cache):
+                if kind not in cache:
+                    inputs = bench.make(dims, kind, rng)
+                    cache[kind] = (inputs, bench.reference(inputs, dims))
+                return cache[kind]
+            for impl in IMPLS:
+                if impl not in args.impl:
+                    continue
+                for row in (r for r in S.ROWS if r.bench == bench_name and r.impl == impl):
+                    rec = measure(rig, row, dims, data, args.warmup, args.runs, not args.check_only)
+                    records.append(rec)
+                    relate(records)
+                    out(format_record(rec))
+    for r in records:
+        r["date"] = date
+    return records
+
+
+def main(argv=None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        records = run(args, lambda s: print(s, flush=True))
+    except EnvironmentProblem as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        Path(args.json).write_text(json.dumps(records, indent=1) + "\n")
+    if args.plot:
+        plot(records, args.plot, records[0]["device"] if records else "")
+    bad = [r for r in records if r["status"] in ("wrong", "error")]
+    if bad:
+        print(f"{len(bad)} row{'s' * (len(bad) != 1)} failed: "
+              + "; ".join(f"{r['benchmark']} {r['impl']} {r['variant']} {r['size']}" for r in bad), file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

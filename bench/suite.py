@@ -1,0 +1,352 @@
+"""What the benchmark suite measures: benchmarks, their NumPy references, and the rows.
+
+A `Benchmark` makes inputs for a shape (`dims`), computes the NumPy
+reference, checks an output against it and says how many bytes (or
+floating-point operations) the work must move.  A row is one implementation
+of one benchmark: an FCL entry point (`Fcl`, one table entry in `FCL_ROWS`),
+a hand-written OpenCL kernel from bench/kernels/ (`Hand`, launched by a small
+function that sizes the grid) or one of pyopencl's library kernels
+(`Library`).  bench/run.py prepares each row on a device, checks it, then
+times it.  Nothing here imports pyopencl at module level.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNELS = ROOT / "bench" / "kernels"
+BS = 256                      # work-group size of the 1-D hand-written kernels
+MAX_GROUPS = 65536            # grid-stride loops beyond this many work-groups
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+# ---------------------------------------------------------------- benchmarks
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One computation: dims -> inputs -> reference; bytes or flops per run."""
+    name: str
+    shape: str                                   # how dims read: "n", "rows x cols", "m x k x n"
+    make: Callable[[tuple, str, np.random.Generator], dict]
+    reference: Callable[[dict, tuple], np.ndarray]
+    amount: Callable[[tuple], int]               # bytes read + written, or flops
+    unit: str = "GB/s"                           # or "GFLOP/s"
+    tolerance: Callable | None = None            # (inputs, dims) -> per-element bound, for floats
+
+    def elements(self, dims: tuple) -> int:
+        """Elements of the main input (what % of copy compares with)."""
+        return int(np.prod(dims[:2]))
+
+    def check(self, out, inputs: dict, dims: tuple, ref: np.ndarray) -> bool:
+        out = np.atleast_1d(np.asarray(out))
+        if out.shape != ref.shape:
+            return False
+        if self.tolerance is None or ref.dtype.kind in "iub":
+            return bool(np.array_equal(out, ref))
+        return bool(np.all(np.abs(out.astype(np.float64) - ref) <= self.tolerance(inputs, dims)))
+
+
+def ints(n: int, rng: np.random.Generator) -> np.ndarray:
+    return rng.integers(0, 100, n, dtype=np.int32)
+
+
+def vector_inputs(dims, kind, rng):
+    return {"a": ints(dims[0], rng)}
+
+
+def matrix_inputs(dims, kind, rng):
+    """Float matrices in [-1, 1); int ones in [-4, 4], small enough that the float64
+    product below is exact (and no int32 sum wraps)."""
+    m, k, n = dims if len(dims) == 3 else (*dims, 1)
+    shapes = {"A": m * k, "B": k * n}
+    if kind == "int":
+        return {k: rng.integers(-4, 5, n, dtype=np.int32) for k, n in shapes.items()}
+    return {k: rng.random(n, dtype=np.float32) * 2 - 1 for k, n in shapes.items()}
+
+
+def product(inputs: dict, dims: tuple, absolute: bool = False) -> np.ndarray:
+    """A @ B in float64 (A m x k, B k x n; matvec: n = 1), or |A| @ |B|."""
+    m, k, n = dims if len(dims) == 3 else (*dims, 1)
+    a = inputs["A"].reshape(m, k).astype(np.float64)
+    b = inputs["B"].reshape(k, n).astype(np.float64)
+    if absolute:
+        a, b = np.abs(a), np.abs(b)
+    return (a @ b).ravel()
+
+
+def product_reference(inputs, dims):
+    exact = product(inputs, dims)
+    return exact.astype(np.int32) if inputs["A"].dtype == np.int32 else exact
+
+
+def product_tolerance(inputs, dims):
+    """Float32 sums in any order: 1e-4 of the sum of the magnitudes of the terms."""
+    return 1e-4 * product(inputs, dims, absolute=True) + 1e-30
+
+
+BENCHMARKS = {b.name: b for b in [
+    Benchmark("copy", "n", vector_inputs, lambda i, d: i["a"].copy(), lambda d: 8 * d[0]),
+    Benchmark("reverse", "n", vector_inputs, lambda i, d: i["a"][::-1].copy(), lambda d: 8 * d[0]),
+    Benchmark("transpose", "rows x cols",
+              lambda d, kind, rng: {"a": ints(d[0] * d[1], rng)},
+              lambda i, d: i["a"].reshape(d).T.ravel(), lambda d: 8 * d[0] * d[1]),
+    Benchmark("reduce", "n", vector_inputs,
+              lambda i, d: np.array([i["a"].sum(dtype=np.int32)]), lambda d: 4 * d[0]),
+    Benchmark("scan", "n", vector_inputs,
+              lambda i, d: np.cumsum(i["a"], dtype=np.int32), lambda d: 8 * d[0]),
+    Benchmark("matvec", "rows x cols", matrix_inputs, product_reference,
+              lambda d: 4 * (d[0] * d[1] + d[1] + d[0]), tolerance=product_tolerance),
+    Benchmark("matmul", "m x k x n", matrix_inputs, product_reference,
+              lambda d: 2 * d[0] * d[1] * d[2], unit="GFLOP/s", tolerance=product_tolerance),
+]}
+
+
+def format_dims(bench: str, dims: tuple) -> str:
+    """`2^26`, `1000`, `8192x8192`, `4096` (a square matmul)."""
+    if len(dims) == 1:
+        n = dims[0]
+        return f"2^{n.bit_length() - 1}" if n > 1 and n & (n - 1) == 0 else str(n)
+    if len(set(dims)) == 1 and bench == "matmul":
+        return str(dims[0])
+    return "x".join(map(str, dims))
+
+
+def parse_dims(bench: str, text: str) -> tuple:
+    """`2^26`, `1<<20`, `1000` for n; `R` or `RxC` for a matrix; `N` or `MxKxN` for matmul."""
+    parts = [parse_int(p) for p in text.lower().split("x")]
+    want = {"copy": 1, "reverse": 1, "reduce": 1, "scan": 1, "transpose": 2, "matvec": 2, "matmul": 3}[bench]
+    if len(parts) == 1:
+        parts = parts * want
+    if len(parts) != want or min(parts) < 1:
+        raise ValueError(f"{bench} takes a size {BENCHMARKS[bench].shape} of positive numbers, not {text!r}")
+    return tuple(parts)
+
+
+def parse_int(text: str) -> int:
+    text = text.strip()
+    if "^" in text:
+        base, exp = text.split("^")
+        return int(base) ** int(exp)
+    if "<<" in text:
+        base, shift = text.split("<<")
+        return int(base) << int(shift)
+    return int(text)
+
+
+# ---------------------------------------------------------------- FCL rows
+
+def always(dims) -> str | None:
+    return None
+
+
+def multiple_of(k: int, *which: int):
+    def need(dims):
+        bad = [dims[i] for i in which if dims[i] % k]
+        return f"needs multiples of {k}" if bad else None
+    return need
+
+
+def power_of_two(dims) -> str | None:
+    n = dims[0]
+    return None if n > 1 and n & (n - 1) == 0 else "needs a power-of-two length"
+
+
+@dataclass(frozen=True)
+class Fcl:
+    """An FCL entry point as a row.  `args(inputs, dims)` are its arguments; `kind` the
+    element type of its inputs; `needs(dims)` says why it cannot run at dims (or None)."""
+    bench: str
+    variant: str
+    file: str                       # relative to the repository root
+    entry: str
+    args: Callable[[dict, tuple], tuple]
+    kind: str = "int"
+    needs: Callable[[tuple], str | None] = always
+    impl: str = field(default="fcl", init=False)
+
+
+def rows_cols(i, d):
+    return (d[1], d[0], i["a"])
+
+
+FCL_ROWS = [
+    Fcl("copy", "copyGrid", "bench/programs.fcl", "copyGrid", lambda i, d: (i["a"],)),
+    Fcl("reverse", "revDistribute 1024", "examples/reverse.fcl", "revDistribute",
+        lambda i, d: (1024, i["a"]), needs=multiple_of(1024, 0)),
+    Fcl("reverse", "revGrid", "examples/reverse.fcl", "revGrid", lambda i, d: (i["a"],)),
+    Fcl("transpose", "transposeTiled 32", "examples/transpose.fcl", "transposeTiled",
+        lambda i, d: (32, *rows_cols(i, d)), needs=multiple_of(32, 0, 1)),
+    Fcl("transpose", "transposeNaive", "examples/transpose.fcl", "transposeNaive", rows_cols),
+    Fcl("reduce", "sumAll (sumSeqTree in a grid while)", "bench/programs.fcl", "sumAll",
+        lambda i, d: (i["a"],), needs=power_of_two),
+    Fcl("matvec", "matvecBlock (int)", "examples/matvec.fcl", "matvecBlock",
+        lambda i, d: (d[1], d[0], i["A"], i["B"])),
+    Fcl("matvec", "matvec (int, a thread per row)", "examples/matvec.fcl", "matvec",
+        lambda i, d: (d[1], d[0], i["A"], i["B"])),
+    Fcl("matmul", "matmul (int, naive)", "examples/matmul.fcl", "matmul",
+        lambda i, d: (*d, i["A"], i["B"])),
+    Fcl("matmul", "matmulTiled 16 (int)", "examples/matmul.fcl", "matmulTiled",
+        lambda i, d: (16, *d, i["A"], i["B"]), needs=multiple_of(16, 0, 2)),
+]
+
+
+# ---------------------------------------------------------------- hand-written rows
+
+@dataclass(frozen=True)
+class Launch:
+    """One kernel launch: the kernel's name in its .cl file, its arguments (buffers and
+    numpy scalars; held here so that the buffers live as long as the launch), global
+    and local sizes."""
+    kernel: str
+    args: tuple
+    global_size: tuple
+    local_size: tuple
+
+
+@dataclass(frozen=True)
+class Hand:
+    """A hand-written kernel as a row.  `setup(alloc, bufs, dims, out)` returns the
+    launches, in order: `bufs` are the inputs on the device, `out` the result buffer
+    (of `out_len(dims)` elements), `alloc(nbytes)` makes a scratch buffer."""
+    bench: str
+    variant: str
+    source: str                     # file in bench/kernels/
+    setup: Callable
+    out_len: Callable[[tuple], int]
+    kind: str = "int"
+    impl: str = field(default="hand", init=False)
+
+
+def groups_for(work: int, per_group: int) -> int:
+    return max(1, min(MAX_GROUPS, ceil_div(work, per_group)))
+
+
+def setup_copy(alloc, bufs, dims, out):
+    n = dims[0]
+    return [Launch("copy", (bufs["a"], out, np.int32(n)), (groups_for(n // 4, BS) * BS,), (BS,))]
+
+
+def setup_reverse(alloc, bufs, dims, out):
+    n = dims[0]
+    return [Launch("reverse", (bufs["a"], out, np.int32(n)), (groups_for(n, 4 * BS) * BS,), (BS,))]
+
+
+def setup_transpose(alloc, bufs, dims, out):
+    rows, cols = dims
+    return [Launch("transpose", (bufs["a"], out, np.int32(rows), np.int32(cols)),
+                   (ceil_div(cols, 32) * 32, ceil_div(rows, 32) * 8), (32, 8))]
+
+
+REDUCE_GROUPS = 1024
+
+
+def setup_reduce(alloc, bufs, dims, out):
+    """Pass 1: G work-groups, each work-item adding >= 4 elements (int4 loads); pass 2:
+    one work-group over the G partial sums."""
+    n = dims[0]
+    groups = max(1, min(REDUCE_GROUPS, ceil_div(n, 4 * BS)))
+    partial = alloc(4 * groups)
+    return [Launch("reduce", (bufs["a"], partial, np.int32(n)), (groups * BS,), (BS,)),
+            Launch("reduce", (partial, out, np.int32(groups)), (BS,), (BS,))]
+
+
+SCAN_TILE = 256 * 8           # TILE in scan.cl
+SCAN_GROUPS = 1024            # at most one tile of interval sums for the middle pass
+
+
+def setup_scan(alloc, bufs, dims, out):
+    """Reduce-then-scan: G intervals of whole tiles; sums, scan of the sums, rescan."""
+    n = dims[0]
+    tiles = ceil_div(n, SCAN_TILE)
+    interval = ceil_div(tiles, min(SCAN_GROUPS, tiles)) * SCAN_TILE
+    groups = ceil_div(n, interval)
+    sums, carries = alloc(4 * groups), alloc(4 * groups)
+    return [Launch("interval_sums", (bufs["a"], sums, np.int32(n), np.int32(interval)), (groups * BS,), (BS,)),
+            Launch("scan_intervals", (sums, carries, np.int32(groups), np.int32(SCAN_TILE), sums, np.int32(0)),
+                   (BS,), (BS,)),
+            Launch("scan_intervals", (bufs["a"], out, np.int32(n), np.int32(interval), carries, np.int32(1)),
+                   (groups * BS,), (BS,))]
+
+
+def setup_matvec(alloc, bufs, dims, out):
+    rows, cols = dims
+    return [Launch("matvec", (bufs["A"], bufs["B"], out, np.int32(rows), np.int32(cols)),
+                   (min(rows, MAX_GROUPS) * BS,), (BS,))]
+
+
+def setup_matmul(name: str, tile: int):
+    """Launch of a matmul kernel whose work-groups of 16 x 16 cover `tile` x `tile` of C."""
+    def setup(alloc, bufs, dims, out):
+        m, k, n = dims
+        return [Launch(name, (bufs["A"], bufs["B"], out, np.int32(m), np.int32(n), np.int32(k)),
+                       (ceil_div(n, tile) * 16, ceil_div(m, tile) * 16), (16, 16))]
+    return setup
+
+
+def whole(dims):
+    return int(np.prod(dims))
+
+
+HAND_ROWS = [
+    Hand("copy", "int4 loads, grid-stride", "copy.cl", setup_copy, whole),
+    Hand("reverse", "local-memory tiles of 1024", "reverse.cl", setup_reverse, whole),
+    Hand("transpose", "padded 32x32 tiles", "transpose.cl", setup_transpose, whole),
+    Hand("reduce", "two passes, sequential phase + tree", "reduce.cl", setup_reduce, lambda d: 1),
+    Hand("scan", "reduce-then-scan, 3 kernels", "scan.cl", setup_scan, whole),
+    Hand("matvec", "work-group per row (float)", "matvec.cl", setup_matvec, lambda d: d[0], kind="float"),
+    Hand("matmul", "register-blocked 128x128, 8x8 per item (float)", "matmul.cl",
+         setup_matmul("matmul_regblock", 128), lambda d: d[0] * d[2], kind="float"),
+    Hand("matmul", "16x16 local tiles (float)", "matmul.cl",
+         setup_matmul("matmul_tile16", 16), lambda d: d[0] * d[2], kind="float"),
+]
+
+
+# ---------------------------------------------------------------- pyopencl's library kernels
+
+@dataclass(frozen=True)
+class Library:
+    """A pyopencl library kernel as a row: `make(context)` builds a callable
+    `(queue, device array) -> device array` that enqueues the whole computation."""
+    bench: str
+    variant: str
+    make: Callable
+    kind: str = "int"
+    impl: str = field(default="pyopencl", init=False)
+
+
+def reduction_kernel(context):
+    from pyopencl.reduction import ReductionKernel
+    knl = ReductionKernel(context, np.int32, neutral="0", reduce_expr="a + b", map_expr="in[i]",
+                          arguments="__global const int *in")
+    return lambda queue, x: knl(x, queue=queue)
+
+
+def inclusive_scan_kernel(context):
+    from pyopencl.scan import InclusiveScanKernel
+    knl = InclusiveScanKernel(context, np.int32, "a + b", neutral="0")
+    return lambda queue, x: knl(x, output_ary="new", queue=queue)
+
+
+LIBRARY_ROWS = [
+    Library("reduce", "ReductionKernel", reduction_kernel),
+    Library("scan", "InclusiveScanKernel", inclusive_scan_kernel),
+]
+
+ROWS = [*FCL_ROWS, *HAND_ROWS, *LIBRARY_ROWS]
+
+
+# ---------------------------------------------------------------- sizes
+
+GPU_SIZES = {"copy": ["2^26", "2^28"], "reverse": ["2^26", "2^28"], "reduce": ["2^26", "2^28"],
+             "scan": ["2^26", "2^28"], "transpose": ["8192"], "matvec": ["8192"], "matmul": ["4096"]}
+QUICK_SIZES = {"copy": ["2^18"], "reverse": ["2^18"], "reduce": ["2^18"], "scan": ["2^18"],
+               "transpose": ["512"], "matvec": ["512"], "matmul": ["128"]}
+TINY_SIZES = {"copy": ["1001"], "reverse": ["1001"], "reduce": ["1001"], "scan": ["5003"],
+              "transpose": ["37x45"], "matvec": ["19x70"], "matmul": ["33x21x50"]}
