@@ -348,5 +348,6 @@ GPU_SIZES = {"copy": ["2^26", "2^28"], "reverse": ["2^26", "2^28"], "reduce": ["
              "scan": ["2^26", "2^28"], "transpose": ["8192"], "matvec": ["8192"], "matmul": ["4096"]}
 QUICK_SIZES = {"copy": ["2^18"], "reverse": ["2^18"], "reduce": ["2^18"], "scan": ["2^18"],
                "transpose": ["512"], "matvec": ["512"], "matmul": ["128"]}
-TINY_SIZES = {"copy": ["1001"], "reverse": ["1001"], "reduce": ["1001"], "scan": ["5003"],
-              "transpose": ["37x45"], "matvec": ["19x70"], "matmul": ["33x21x50"]}
+# odd sizes: partial tiles, vector tails, more than one tile of the register-blocked matmul
+TINY_SIZES = {"copy": ["5003"], "reverse": ["5003"], "reduce": ["5003"], "scan": ["5003"],
+              "transpose": ["37x45"], "matvec": ["19x70"], "matmul": ["130x21x133"]}

@@ -1,0 +1,124 @@
+"""The benchmark suite's correctness checks (bench/run.py), never its timings.
+
+Every row of bench/suite.py runs at tiny, odd sizes on each OpenCL device
+present (not Oclgrind) and must match NumPy; the hand-written kernels'
+work-group caps are lowered so that their grid-stride loops, several tiles
+per scan interval and both reduction passes run.  The hand-written kernels
+run again under Oclgrind (no races, out-of-bounds or uninitialised reads).
+The checks themselves must reject a wrong result.
+"""
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from bench import run as R
+from bench import suite as S
+from fcl.runtime.oclgrind import oclgrind_available, run_with_oclgrind
+
+SMALL_CAPS = {"MAX_GROUPS": 2, "REDUCE_GROUPS": 2, "SCAN_GROUPS": 2}
+
+
+def has_mako() -> bool:
+    try:
+        import mako  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def test_every_row_matches_numpy(cl_device, monkeypatch):
+    for name, value in SMALL_CAPS.items():
+        monkeypatch.setattr(S, name, value)
+    args = R.parse_args(["--tiny", "--check-only", "--device", cl_device.name.strip()])
+    records = R.run(args, out=lambda line: None)
+    assert len(records) == len(S.ROWS)
+    for r in records:
+        where = f"{r['benchmark']} {r['impl']} {r['variant']} {r['size']}: {r.get('note')}"
+        if r["impl"] == "fcl" and r["status"] == "skipped":
+            assert r["note"].startswith("needs"), where
+        elif r["impl"] == "pyopencl" and not has_mako():
+            assert r["status"] == "skipped", where
+        else:
+            assert r["status"] == "ok" and r["correct"] is True, where
+
+
+@pytest.mark.parametrize("name", list(S.BENCHMARKS))
+def test_checks_reject_a_wrong_result(name):
+    bench = S.BENCHMARKS[name]
+    dims = S.parse_dims(name, S.TINY_SIZES[name][0])
+    for kind in ("int", "float") if bench.tolerance else ("int",):
+        inputs = bench.make(dims, kind, np.random.default_rng(1))
+        ref = bench.reference(inputs, dims)
+        out = ref.astype(np.float32 if kind == "float" else np.int32)
+        assert bench.check(out, inputs, dims, ref)
+        wrong = out.copy()
+        wrong[len(wrong) // 2] += 1
+        assert not bench.check(wrong, inputs, dims, ref)
+        assert not bench.check(out[:-1], inputs, dims, ref)
+
+
+def test_sizes_options():
+    args = R.parse_args(["--sizes", "2^10,1000", "--sizes", "transpose=64x32,matmul=8"])
+    assert args.dims["copy"] == [(1024,), (1000,)]
+    assert args.dims["transpose"] == [(64, 32)]
+    assert args.dims["matmul"] == [(8, 8, 8)]
+    assert args.dims["matvec"] == [(8192, 8192)]          # the GPU default
+    assert S.format_dims("copy", (1 << 26,)) == "2^26"
+    assert S.format_dims("matmul", (4096,) * 3) == "4096"
+    with pytest.raises(SystemExit):
+        R.parse_args(["--only", "sort"])
+
+
+def test_json_records(tmp_path, cl_device):
+    path = tmp_path / "out.json"
+    status = R.main(["--device", cl_device.name.strip(), "--only", "copy,matmul", "--impl", "hand",
+                     "--sizes", "4096,matmul=16", "--runs", "1", "--warmup", "0", "--json", str(path)])
+    assert status == 0
+    records = json.loads(path.read_text())
+    assert [(r["benchmark"], r["impl"]) for r in records] == [("copy", "hand"), ("matmul", "hand"),
+                                                             ("matmul", "hand")]
+    for r in records:
+        assert {"benchmark", "impl", "variant", "size", "median_ms", "min_ms", "correct", "device"} <= set(r)
+        assert r["correct"] is True
+        assert ("GBps" in r) == (r["benchmark"] == "copy") and ("GFLOPs" in r) == (r["benchmark"] == "matmul")
+
+
+# Oclgrind keeps stale shadow memory for a released buffer's address (see
+# tests/test_oclgrind.py): the child keeps every buffer until it exits.
+CHILD = r"""
+import sys
+import pyopencl as cl
+
+KEEP = []
+
+
+class KeptBuffer(cl.Buffer):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        KEEP.append(self)
+
+
+cl.Buffer = KeptBuffer
+from bench import run as R, suite as S
+for name, value in CAPS.items():
+    setattr(S, name, value)
+sys.exit(R.main(["--device", "Oclgrind", "--check-only", "--impl", "hand", "--sizes", SIZES]))
+"""
+
+# Oclgrind takes seconds per work-group of the register-blocked matmul: one
+# work-group, two steps along k; a grid-stride loop in every 1-D kernel, two
+# partial sums, a scan interval of two tiles and one of a partial tile.
+OCLGRIND_CAPS = {"MAX_GROUPS": 1, "REDUCE_GROUPS": 2, "SCAN_GROUPS": 2}
+OCLGRIND_SIZES = "4099,transpose=37x45,matvec=19x70,matmul=20x17x9"
+
+
+@pytest.mark.skipif(not oclgrind_available(), reason="no Oclgrind OpenCL platform")
+def test_hand_written_kernels_are_clean_under_oclgrind(repo_env):
+    env = dict(repo_env, OCLGRIND_BUILD_OPTIONS="-cl-opt-disable", PYOPENCL_NO_CACHE="1")
+    child = CHILD.replace("CAPS", repr(OCLGRIND_CAPS)).replace("SIZES", repr(OCLGRIND_SIZES))
+    proc, log = run_with_oclgrind([sys.executable, "-c", child], env=env, cwd=str(R.ROOT), timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.stdout.count("correct (not timed)") == len(S.HAND_ROWS), proc.stdout
+    assert not log, f"Oclgrind reported problems:\n{log[:6000]}"
