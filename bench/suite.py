@@ -176,6 +176,16 @@ def rows_cols(i, d):
     return (d[1], d[0], i["a"])
 
 
+def scan_chunk(n: int) -> int:
+    """scanAll's chunk: the largest power of two up to 1024 whose square is at most n."""
+    return min(1024, 1 << max(0, (n.bit_length() - 1) // 2))
+
+
+def scan_all_fits(dims) -> str | None:
+    c = scan_chunk(dims[0])
+    return None if dims[0] % (c * c) == 0 else f"needs a multiple of chunk^2 = {c * c}"
+
+
 FCL_ROWS = [
     Fcl("copy", "copyGrid", "bench/programs.fcl", "copyGrid", lambda i, d: (i["a"],)),
     Fcl("reverse", "revDistribute 1024", "examples/reverse.fcl", "revDistribute",
@@ -186,6 +196,8 @@ FCL_ROWS = [
     Fcl("transpose", "transposeNaive", "examples/transpose.fcl", "transposeNaive", rows_cols),
     Fcl("reduce", "sumAll (sumSeqTree in a grid while)", "bench/programs.fcl", "sumAll",
         lambda i, d: (i["a"],), needs=power_of_two),
+    Fcl("scan", "scanAll (scanChunks, 3 levels)", "bench/programs.fcl", "scanAll",
+        lambda i, d: (scan_chunk(d[0]), i["a"]), needs=scan_all_fits),
     Fcl("matvec", "matvecBlock (int)", "examples/matvec.fcl", "matvecBlock",
         lambda i, d: (d[1], d[0], i["A"], i["B"])),
     Fcl("matvec", "matvec (int, a thread per row)", "examples/matvec.fcl", "matvec",
@@ -348,6 +360,8 @@ GPU_SIZES = {"copy": ["2^26", "2^28"], "reverse": ["2^26", "2^28"], "reduce": ["
              "scan": ["2^26", "2^28"], "transpose": ["8192"], "matvec": ["8192"], "matmul": ["4096"]}
 QUICK_SIZES = {"copy": ["2^18"], "reverse": ["2^18"], "reduce": ["2^18"], "scan": ["2^18"],
                "transpose": ["512"], "matvec": ["512"], "matmul": ["128"]}
-# odd sizes: partial tiles, vector tails, more than one tile of the register-blocked matmul
-TINY_SIZES = {"copy": ["5003"], "reverse": ["5003"], "reduce": ["5003"], "scan": ["5003"],
-              "transpose": ["37x45"], "matvec": ["19x70"], "matmul": ["130x21x133"]}
+# odd sizes (partial tiles, vector tails, more than one tile of the register-blocked
+# matmul), then sizes the FCL rows that need multiples or powers of two can take
+TINY_SIZES = {"copy": ["5003", "2^12"], "reverse": ["5003", "2^12"], "reduce": ["5003", "2^12"],
+              "scan": ["5003", "2^12"], "transpose": ["37x45", "64x96"], "matvec": ["19x70"],
+              "matmul": ["130x21x133", "32x24x48"]}
