@@ -25,6 +25,7 @@ import datetime
 import json
 import statistics
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +38,7 @@ if str(ROOT) not in sys.path:
 from bench import suite as S  # noqa: E402
 from fcl.errors import CompileError, CompilerBug, EnvironmentProblem  # noqa: E402
 from fcl.runtime import device as D  # noqa: E402
+from fcl.runtime import platforms as P  # noqa: E402
 
 IMPLS = ("hand", "pyopencl", "fcl")          # the order rows run and print in, per benchmark and size
 
@@ -134,8 +136,11 @@ class Rig:
         except ImportError:
             raise Skip("pyopencl's library kernels need mako: pip install mako (or '.[bench]')") from None
         from pyopencl import array as cl_array
-        call = row.make(self.context)
-        x = cl_array.to_device(self.queue, inputs["a"])
+        with warnings.catch_warnings():     # compiler chatter, as fcl.runtime.device.build_program
+            warnings.simplefilter("ignore", self.cl.CompilerWarning)
+            call = row.make(self.context)
+            x = cl_array.to_device(self.queue, inputs["a"])
+            call(self.queue, x)             # builds what the constructor left to the first call
         if self.bracket_gap is None:
             self.bracket_gap = statistics.median(self.bracketed(lambda: None) for _ in range(10))
         return Ready(lambda: call(self.queue, x).get(),
@@ -282,12 +287,18 @@ def choose(args) -> tuple:
     if args.device:
         return D.choose_device(args.device), args.device
     if args.quick:
-        for d in D.all_devices():
-            if d.type & D.cl.device_type.CPU and "oclgrind" not in d.platform.name.lower():
-                return d, d.name.strip()
+        for d in P.candidates(D.all_devices()):
+            if D.kind_of(d) == "CPU" and D.usable(d) is None:
+                return d, spec_for(d)
         raise EnvironmentProblem(f"--quick runs on a CPU OpenCL device and there is none: "
                                  f"install one with `{D.INSTALL_HINT}`")
     return D.choose_device(None), None
+
+
+def spec_for(device) -> str:
+    """A --device text that selects `device` and no device before it: its platform's
+    name when the platform has no other device, else its own name."""
+    return (device.platform.name if len(device.platform.get_devices()) == 1 else device.name).strip()
 
 
 def sizes(args) -> dict:

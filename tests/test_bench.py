@@ -15,6 +15,7 @@ import pytest
 
 from bench import run as R
 from bench import suite as S
+from fcl.runtime import device as D
 from fcl.runtime.oclgrind import oclgrind_available, run_with_oclgrind
 
 SMALL_CAPS = {"MAX_GROUPS": 2, "REDUCE_GROUPS": 2, "SCAN_GROUPS": 2}
@@ -31,8 +32,9 @@ def has_mako() -> bool:
 def test_every_row_matches_numpy(cl_device, monkeypatch):
     for name, value in SMALL_CAPS.items():
         monkeypatch.setattr(S, name, value)
-    args = R.parse_args(["--tiny", "--check-only", "--device", cl_device.name.strip()])
+    args = R.parse_args(["--tiny", "--check-only", "--device", R.spec_for(cl_device)])
     records = R.run(args, out=lambda line: None)
+    assert {r["device"] for r in records} == {D.describe_device(cl_device)}
     assert len(records) == sum(len(S.TINY_SIZES[row.bench]) for row in S.ROWS)
     checked = {(r["benchmark"], r["variant"]) for r in records if r["status"] == "ok"}
     assert {(row.bench, row.variant) for row in S.FCL_ROWS + S.HAND_ROWS} <= checked
@@ -75,7 +77,7 @@ def test_sizes_options():
 
 def test_json_records(tmp_path, cl_device):
     path = tmp_path / "out.json"
-    status = R.main(["--device", cl_device.name.strip(), "--only", "copy,matmul", "--impl", "hand",
+    status = R.main(["--device", R.spec_for(cl_device), "--only", "copy,matmul", "--impl", "hand",
                      "--sizes", "4096,matmul=16", "--runs", "1", "--warmup", "0", "--json", str(path)])
     assert status == 0
     records = json.loads(path.read_text())
