@@ -93,6 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
             e.add_argument("--cost", action="store_true", help="also print work, span, memory traffic, barriers")
         if name == "bench":
             e.add_argument("--repeat", type=int, default=20, help="timed runs (default 20)")
+        if name != "eval":
+            static_options(e, dynamic=True)
         e.set_defaults(func=func)
 
     k = sub.add_parser("compile", parents=[common, passes], help="compile to OpenCL C")
@@ -105,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--dump", metavar="WHAT", type=dump_choice,
                    help="print an intermediate form: ast, types, kir (after every pass), "
                         "kir-after=NAME (after pass NAME; kir-after=lower: before any pass) or cl")
+    static_options(k, dynamic=False)
     k.set_defaults(func=cmd_compile)
 
     t = sub.add_parser("test", parents=[common], help="run the test blocks of FILEs")
@@ -128,6 +131,15 @@ def dump_choice(text: str) -> str:
     raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from ast, types, kir, kir-after=NAME, cl)")
 
 
+def static_options(p: argparse.ArgumentParser, dynamic: bool):
+    p.add_argument("--static", action="append", default=[], metavar="NAME=VALUE",
+                   help="compile parameter NAME (or 1-based position) in as the constant VALUE (repeatable)")
+    if dynamic:
+        p.add_argument("--dynamic", action="append", default=[], metavar="NAME",
+                       help="pass int/bool parameter NAME at run time instead of compiling its value in "
+                            "(repeatable; `all` for every parameter)")
+
+
 # ---------------------------------------------------------------- commands
 
 def load(args, path=None):
@@ -142,7 +154,21 @@ def hw_options(args) -> dict:
 def compile_options(args, dump_after=()) -> dict:
     """Hardware and pass options of `compile`, `run` and `bench`."""
     return {**hw_options(args), "device": args.device, "opt_level": args.opt_level,
-            "no_pass": args.no_pass, "dump_after": dump_after}
+            "no_pass": args.no_pass, "dump_after": dump_after, **static_args(args)}
+
+
+def static_args(args) -> dict:
+    """The keyword arguments of Program.compile for --static and --dynamic."""
+    from fcl.errors import ArgumentError
+    from fcl.values import parse_arg
+    static = {}
+    for text in args.static:
+        name, eq, value = text.partition("=")
+        if not eq or not name or not value:
+            raise ArgumentError(f"--static {text}: expected NAME=VALUE, for example --static tileDim=32")
+        static[name] = parse_arg(value, seed=args.seed)
+    dynamic = getattr(args, "dynamic", [])
+    return {"static": static, "dynamic": True if "all" in dynamic else dynamic}
 
 
 def parse_args(args) -> list:
@@ -179,6 +205,7 @@ def cmd_bench(args):
     prog = load(args)
     values = parse_args(args)
     kernel = prog.compile(args.entry, **compile_options(args))
+    values = kernel.full_args(values)
     result = kernel(*values)
     times = kernel.time(*values, repeat=max(1, args.repeat))
     median = statistics.median(times)

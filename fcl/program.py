@@ -7,6 +7,8 @@ The CLI and the REPL call only this module (and fcl.values for literals).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from fcl.errors import ArgumentError, NO_SPAN
@@ -143,45 +145,137 @@ class Program:
 
     # ------------------------------------------------------------ compilation
 
+    def param_names(self, name: str) -> list[str]:
+        """The parameter names of `fun name a b ... =` (as many as written)."""
+        value = next((d.value for d in reversed(self.decls) if isinstance(d, A.Val) and d.name == name), None)
+        names = []
+        while isinstance(value, A.Lam):
+            names.append(value.param)
+            value = value.body
+        return names
+
     def compile(self, name: str, block_size=None, warp_size=None, num_groups=None, device=None,
-                opt_level=None, no_pass=(), dump_after=()) -> "Kernel":
-        """A callable kernel for entry `name` (OpenCL, built on first use per argument types).
+                opt_level=None, no_pass=(), dump_after=(), static=None, dynamic=None) -> "Kernel":
+        """A callable kernel for entry `name` (OpenCL, built on first use per argument types and
+        static values).  `static`: {parameter name or 1-based position: value}, arguments compiled
+        in as constants.  Every other int or bool argument is static too, specialised on the value
+        of each call, unless `dynamic` names it (a list of names or positions, or True for all).
         opt_level 0 runs only the required passes; `no_pass` names optimising passes to
         skip; `dump_after` names passes whose kernel IR `Kernel.kir(after=NAME)` returns
         (fcl.codegen.passes.PIPELINE lists them)."""
         from fcl.codegen.passes import PassOptions
         self.scheme(name)
         options = PassOptions.make(opt_level, no_pass, dump_after)
-        return Kernel(self, name, hardware(block_size, warp_size, num_groups), device, options)
+        return Kernel(self, name, hardware(block_size, warp_size, num_groups), device, options, static, dynamic)
+
+
+STATIC_LIMIT = 8     # distinct values of one argument that get static builds of their own
+
+
+@dataclass(frozen=True)
+class Build:
+    """One specialisation of an entry point: its host plan, OpenCL source, buffer spans and
+    the kernel IR kept after the passes named in dump_after."""
+    plan: object
+    source: str
+    spans: dict
+    dumps: dict
 
 
 class Kernel:
     """A compiled entry point: `kernel(*args)` runs it on the OpenCL device."""
 
-    def __init__(self, program: Program, name: str, hw: dict, device_spec=None, options=None):
+    def __init__(self, program: Program, name: str, hw: dict, device_spec=None, options=None,
+                 static=None, dynamic=None):
         from fcl.codegen.passes import PassOptions
+        self.options = options or PassOptions()
         self.program = program
         self.name = name
         self.hw = hw
         self.device_spec = device_spec
-        self.options = options or PassOptions()
-        self._specs: dict = {}        # argument types -> (Plan, source, spans)
-        self._dumps: dict = {}        # argument types -> {pass name: kernel IR after it}
-        self._launchers: dict = {}    # (argument types, device) -> Launcher
-        self._last = None
+        self.types = self.default_types()
+        self.param_names = program.param_names(name)[:len(self.types)]
+        self.pinned = self.resolve_static(static or {})
+        self.dynamic = set(range(len(self.types))) if dynamic is True else \
+            {self.position(p) for p in (dynamic or ())}
+        self._builds: dict = {}       # (argument types, static values) -> Build
+        self._launchers: dict = {}    # (argument types, static values, device) -> Launcher
+        self._seen: dict = {}         # position -> values seen under the default policy
 
-    def specialise(self, arg_types: tuple):
-        """(Plan, OpenCL source, spans) for concrete argument types, cached."""
+    # -- static arguments
+
+    def position(self, key) -> int:
+        """The 0-based position of a parameter given by name or 1-based position."""
+        if isinstance(key, int) or str(key).isdigit():
+            k = int(key) - 1
+            if 0 <= k < len(self.types):
+                return k
+            raise ArgumentError(f"`{self.name}` has no parameter {key} (it takes {len(self.types)})")
+        if key in self.param_names:
+            return self.param_names.index(key)
+        known = ", ".join(f"`{n}`" for n in self.param_names) or "none with names"
+        raise ArgumentError(f"`{self.name}` has no parameter named `{key}` (its parameters: {known})")
+
+    def resolve_static(self, static: dict) -> dict[int, object]:
+        from fcl.values import coerce_arg
+        out = {}
+        for key, value in static.items():
+            k = self.position(key)
+            if not isinstance(self.types[k], T.TCon):
+                raise ArgumentError(f"parameter {self.label(k)} of `{self.name}` has type {self.types[k]}; "
+                                    f"only scalar arguments can be static")
+            out[k] = coerce_arg(value, self.types[k], k + 1)
+        return out
+
+    def label(self, k: int) -> str:
+        return f"`{self.param_names[k]}`" if k < len(self.param_names) else str(k + 1)
+
+    def full_args(self, args: list) -> list:
+        """The arguments with the pinned static ones filled in where the caller left them out."""
+        if len(args) == len(self.types) - len(self.pinned) and self.pinned:
+            rest = iter(args)
+            return [self.pinned[k] if k in self.pinned else next(rest) for k in range(len(self.types))]
+        return list(args)
+
+    def static_values(self, values: list) -> tuple:
+        """((position, value), ...) compiled in for a call with these (coerced) values."""
+        out = []
+        for k, v in enumerate(values):
+            v = v.item() if isinstance(v, np.generic) else v
+            if k in self.pinned:
+                if v != self.pinned[k]:
+                    raise ArgumentError(f"argument {k + 1} ({self.label(k)}) of `{self.name}` is static "
+                                        f"{self.pinned[k]!r} in this kernel, not {v!r}")
+                out.append((k, v))
+            elif self.auto_static(k, v):
+                out.append((k, v))
+        return tuple(out)
+
+    def auto_static(self, k: int, v) -> bool:
+        """The default policy: int and bool arguments are static unless marked dynamic; the
+        first STATIC_LIMIT distinct values of an argument get builds of their own, and one
+        dynamic build serves all later values."""
+        if k in self.dynamic or value_type(v) not in (T.INT, T.BOOL):
+            return False
+        seen = self._seen.setdefault(k, set())
+        if v not in seen and len(seen) < STATIC_LIMIT:
+            seen.add(v)
+        return v in seen
+
+    # -- builds
+
+    def specialise(self, arg_types: tuple, static: tuple = ()) -> Build:
+        """The build for concrete argument types and static values ((position, value), ...), cached."""
         from fcl.codegen.lower import lower_entry
         from fcl.codegen.opencl import render
         from fcl.codegen.passes import run_pipeline
-        if arg_types not in self._specs:
-            kprog, spans = lower_entry(list(self.program.decls), self.name, list(arg_types), self.hw,
-                                       self.program.span_of(self.name))
-            kprog, self._dumps[arg_types] = run_pipeline(kprog, self.options)
-            self._specs[arg_types] = (kprog, render(kprog), spans)
-        self._last = arg_types
-        return self._specs[arg_types]
+        key = (arg_types, static)
+        if key not in self._builds:
+            plan, spans = lower_entry(list(self.program.decls), self.name, list(arg_types), self.hw,
+                                      self.program.span_of(self.name), dict(static), self.param_names)
+            plan, dumps = run_pipeline(plan, self.options)
+            self._builds[key] = Build(plan, render(plan), spans, dumps)
+        return self._builds[key]
 
     def default_types(self) -> tuple:
         """Parameter types with every type variable taken as int."""
@@ -192,24 +286,31 @@ class Kernel:
             t = t.res
         return tuple(default_type(p) for p in params)
 
-    def current(self):
-        return self.specialise(self._last if self._last is not None else self.default_types())
+    def default_build(self) -> Build:
+        """The build for the default types with only the pinned static values (what
+        `fclc compile` prints); independent of earlier calls."""
+        types = tuple(value_type(self.pinned[k]) if k in self.pinned else t for k, t in enumerate(self.types))
+        return self.specialise(types, tuple(sorted(self.pinned.items())))
+
+    def build_for(self, *args) -> Build:
+        """The build a call with these arguments runs."""
+        values = self.coerce(args)
+        return self.specialise(tuple(value_type(a) for a in values), self.static_values(values))
 
     @property
     def opencl_source(self) -> str:
-        return self.current()[1]
+        return self.default_build().source
 
     @property
     def plan(self):
-        return self.current()[0]
+        return self.default_build().plan
 
     def kir(self, after: str | None = None) -> str:
         """The kernel IR after every pass, or after pass `after` (one of the compile's dump_after)."""
         from fcl.codegen.kir import format_program
         if after is None:
             return format_program(self.plan)
-        self.current()
-        dumps = self._dumps[self._last if self._last is not None else self.default_types()]
+        dumps = self.default_build().dumps
         if after not in dumps:
             raise ArgumentError(f"no kernel IR kept after `{after}`: compile with dump_after=[{after!r}]")
         return dumps[after]
@@ -222,15 +323,21 @@ class Kernel:
         from fcl.codegen.plan import json_text
         return json_text([self.plan])
 
-    def launcher(self, args: list):
+    # -- running
+
+    def coerce(self, args) -> list:
+        return self.program.coerce(self.name, self.full_args(list(args)))
+
+    def launcher(self, values: list):
         from fcl.runtime.device import choose_device
         from fcl.runtime.launch import Launcher
-        types = tuple(value_type(a) for a in args)
-        kprog, source, spans = self.specialise(types)
+        types = tuple(value_type(a) for a in values)
+        static = self.static_values(values)
+        build = self.specialise(types, static)
         device = choose_device(self.device_spec)
-        key = (types, device.int_ptr)
+        key = (types, static, device.int_ptr)
         if key not in self._launchers:
-            self._launchers[key] = Launcher(kprog, source, device, spans)
+            self._launchers[key] = Launcher(build.plan, build.source, device, build.spans)
         return self._launchers[key]
 
     def emulate(self, *args):
@@ -244,7 +351,7 @@ class Kernel:
     def run(self, *args):
         """(result, [(kernel name, seconds)]) on the device."""
         from fcl.runtime.device import running_on
-        values = self.program.coerce(self.name, list(args))
+        values = self.coerce(args)
         launcher = self.launcher(values)
         with running_on(launcher.device):
             return launcher.run(values)
@@ -255,7 +362,7 @@ class Kernel:
     def time(self, *args, repeat: int = 10) -> list[float]:
         """Kernel seconds (profiling events, all kernels of one run summed) of `repeat` runs."""
         from fcl.runtime.device import running_on
-        values = self.program.coerce(self.name, list(args))
+        values = self.coerce(args)
         launcher = self.launcher(values)
         with running_on(launcher.device):
             return launcher.time(values, repeat)

@@ -58,7 +58,7 @@ def test_explain_shows_arguments_kernels_and_host_program():
     text = fcl.load_file(str(HOST_WHILE)).compile("pairSums").explain()
     lines = text.splitlines()
     assert lines[0].startswith("entry pairSums: 4 kernels, #BlockSize 256")
-    assert lines[1] == "arguments: int -> arg0, int[n1] -> in1_1"
+    assert lines[1] == "arguments: bound int -> arg0, arr int[n1] -> in1_1"
     assert "host program:" in lines
     body = lines[lines.index("host program:") + 1:]
     assert body[-1].startswith("  result: array in out")

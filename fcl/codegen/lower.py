@@ -835,15 +835,19 @@ def primitives() -> dict[str, SVal]:
 SCALAR_TYPES = {"int", "float", "double", "bool"}
 
 
-def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], entry_span=None):
+def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], entry_span=None,
+                static: dict | None = None, names=()):
     """Compile declaration `name`, applied to arguments of `arg_types`:
-    (Plan, {buffer name: span of the force/while it holds})."""
+    (Plan, {buffer name: span of the force/while it holds}).  `static`: {position:
+    value} of scalar arguments compiled in as constants; `names`: parameter names."""
     lw = Lowerer(decls, hw)
     b = Builder(hw)
     b.span = entry_span
     ctx = Ctx(b, GRID, None, top=True)
     params, args = [], []
-    values = [entry_arg(b, t, k, params, args) for k, t in enumerate(arg_types)]
+    static = static or {}
+    values = [entry_arg(b, t, k, params, args, static, names[k] if k < len(names) else "")
+              for k, t in enumerate(arg_types)]
     b.params = {p.name for p in params}
     value = lw.global_value(ctx, name, entry_span)
     for a in values:
@@ -854,17 +858,20 @@ def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], e
     return plan, {n: r.span for n, r in b.bufs.items()}
 
 
-def entry_arg(b: Builder, t: T.Type, k: int, params, args) -> SVal:
+def entry_arg(b: Builder, t: T.Type, k: int, params, args, static: dict, name: str) -> SVal:
+    if isinstance(t, T.TCon) and k in static:
+        args.append(P.ScalarArg(f"arg{k}", t.name, name, static[k]))
+        return SScalar(K.cint(static[k]) if t.name == "int" else K.const(static[k], t.name))
     if isinstance(t, T.TCon):
         pname = f"arg{k}"
         params.append(K.Param(pname, t.name))
-        args.append(P.ScalarArg(pname, t.name))
+        args.append(P.ScalarArg(pname, t.name, name))
         return SScalar(K.Var(t.name, pname))
     if isinstance(t, T.TPullT) and isinstance(t.elem, T.TCon):
         rec = b.buffer("global", K.Var("int", f"n{k}"), f"argument {k + 1}", "input", prefix=f"in{k}_")
         rec.ty = t.elem.name
         params.append(K.Param(f"n{k}", "int"))
-        args.append(P.ArrayArg(rec.name, f"n{k}", t.elem.name))
+        args.append(P.ArrayArg(rec.name, f"n{k}", t.elem.name, name))
         return reader(rec.name, K.cint(0), K.Var("int", f"n{k}"), lambda: t.elem.name)
     if isinstance(t, T.TPairT):
         raise CompileError(f"argument {k + 1}: pairs cannot be passed to a kernel yet; pass the "

@@ -1,5 +1,5 @@
 entry revDistribute: 1 kernel, #BlockSize 256, #WarpSize 32, #NumGroups 1024
-arguments: int -> arg0, int[n1] -> in1_1
+arguments: chunkSize int -> arg0, arr int[n1] -> in1_1
 global buffers:
   in1_1      int[n1]  input: argument 2
   out2       int[(arg0 mul (n1 div arg0))]  output: result of revDistribute

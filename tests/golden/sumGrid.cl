@@ -1,5 +1,5 @@
 entry sumGrid: 1 kernel, #BlockSize 256, #WarpSize 32, #NumGroups 1024
-arguments: int[n0] -> in0_1
+arguments: arr int[n0] -> in0_1
 global buffers:
   in0_1      int[n0]  input: argument 1
   out2       int[(n0 div 512)]  output: result of sumGrid

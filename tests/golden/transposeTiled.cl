@@ -1,5 +1,5 @@
 entry transposeTiled: 1 kernel, #BlockSize 256, #WarpSize 32, #NumGroups 1024
-arguments: int -> arg0, int -> arg1, int -> arg2, int[n3] -> in3_1
+arguments: tileDim int -> arg0, cols int -> arg1, rows int -> arg2, mat int[n3] -> in3_1
 global buffers:
   in3_1      int[n3]  input: argument 4
   out2       int[((arg0 mul arg0) mul ((arg1 div arg0) mul (arg2 div arg0)))]  output: result of transposeTiled
