@@ -344,8 +344,8 @@ class Kernel:
         """The result of the compiled plan run on the kernel-IR interpreter: no device
         (fcl.runtime.emulate; slow, for small inputs and for testing passes)."""
         from fcl.runtime.emulate import Emulator
-        values = self.program.coerce(self.name, list(args))
-        plan = self.specialise(tuple(value_type(a) for a in values))[0]
+        values = self.coerce(args)
+        plan = self.specialise(tuple(value_type(a) for a in values), self.static_values(values)).plan
         return Emulator(plan).run(values)[0]
 
     def run(self, *args):
