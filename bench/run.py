@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.util
 import json
 import statistics
 import sys
@@ -231,6 +232,23 @@ def format_record(r: dict) -> str:
                  f"{r['min_ms']:.4f}", rate, pct, ratio])
 
 
+def markdown(records: list[dict]) -> str:
+    """The timed records as a Markdown table (for bench/README.md)."""
+    rows = ["| benchmark | impl | variant | size | median ms | min ms | GB/s or GFLOP/s | % of copy | vs hand |",
+            "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    for r in records:
+        if "median_ms" not in r:
+            rows.append(f"| {r['benchmark']} | {r['impl']} | {r['variant']} | {r['size']} | "
+                        f"{r['status']}: {r.get('note', '')} | | | | |")
+            continue
+        rate = f"{r['GBps']:.1f} GB/s" if "GBps" in r else f"{r['GFLOPs']:.2f} GFLOP/s"
+        pct = f"{r['pct_of_copy']:.0f}%" if "pct_of_copy" in r else "–"
+        ratio = f"{r['vs_hand']:.2f}" if "vs_hand" in r else "–"
+        rows.append(f"| {r['benchmark']} | {r['impl']} | {r['variant']} | {r['size']} | {r['median_ms']:.3f} | "
+                    f"{r['min_ms']:.3f} | {rate} | {pct} | {ratio} |")
+    return "\n".join(rows)
+
+
 # ---------------------------------------------------------------- the chart
 
 def plot(records: list[dict], path: str, device: str):
@@ -338,6 +356,9 @@ def parse_args(argv):
     ap.add_argument("--check-only", action="store_true", help="check every row against NumPy, time nothing")
     ap.add_argument("--json", metavar="FILE", help="write the records as a JSON list")
     ap.add_argument("--plot", metavar="FILE.png", help="write a bar chart (needs matplotlib)")
+    ap.add_argument("--markdown", action="store_true", help="also print the results as a Markdown table")
+    ap.add_argument("--from-json", metavar="FILE",
+                    help="run nothing: print (and --plot) the records of an earlier --json")
     args = ap.parse_args(argv)
     args.runs = args.runs or (10 if args.quick or args.tiny else 20)
     if args.runs < 1 or args.warmup < 0:
@@ -389,15 +410,40 @@ def run(args, out=print) -> list[dict]:
     return records
 
 
+def replay(path: str, out=print) -> list[dict]:
+    """The records of an earlier --json, printed as run() printed them."""
+    records = json.loads(Path(path).read_text())
+    if records:
+        out(f"device: {records[0]['device']}; {records[0].get('date', '')}; from {path}")
+    out(line([c for c, _ in COLUMNS]))
+    for r in records:
+        out(format_record(r))
+    return records
+
+
 def main(argv=None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        records = run(args, lambda s: print(s, flush=True))
-    except EnvironmentProblem as e:
-        print(f"error: {e}", file=sys.stderr)
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        print("error: --plot needs matplotlib: pip install matplotlib (or '.[bench]'); "
+              "or write --json here and plot elsewhere with --from-json FILE --plot FILE.png", file=sys.stderr)
         return 2
-    if args.json:
-        Path(args.json).write_text(json.dumps(records, indent=1) + "\n")
+    if args.from_json:
+        try:
+            records = replay(args.from_json)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            print(f"error: --from-json {args.from_json}: not a file of bench/run.py records ({e})",
+                  file=sys.stderr)
+            return 1
+    else:
+        try:
+            records = run(args, lambda s: print(s, flush=True))
+        except EnvironmentProblem as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        if args.json:
+            Path(args.json).write_text(json.dumps(records, indent=1) + "\n")
+    if args.markdown:
+        print(markdown(records))
     if args.plot:
         plot(records, args.plot, records[0]["device"] if records else "")
     bad = [r for r in records if r["status"] in ("wrong", "error")]

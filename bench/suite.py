@@ -177,7 +177,7 @@ def rows_cols(i, d):
 
 
 def scan_chunk(n: int) -> int:
-    """scanAll's chunk: the largest power of two up to 1024 whose square is at most n."""
+    """scanLevels's chunk: the largest power of two up to 1024 whose square is at most n."""
     return min(1024, 1 << max(0, (n.bit_length() - 1) // 2))
 
 
@@ -194,9 +194,9 @@ FCL_ROWS = [
     Fcl("transpose", "transposeTiled 32", "examples/transpose.fcl", "transposeTiled",
         lambda i, d: (32, *rows_cols(i, d)), needs=multiple_of(32, 0, 1)),
     Fcl("transpose", "transposeNaive", "examples/transpose.fcl", "transposeNaive", rows_cols),
-    Fcl("reduce", "sumAll (sumSeqTree in a grid while)", "bench/programs.fcl", "sumAll",
+    Fcl("reduce", "sumPasses (sumSeqTree in a grid while)", "bench/programs.fcl", "sumPasses",
         lambda i, d: (i["a"],), needs=power_of_two),
-    Fcl("scan", "scanAll (scanChunks, 3 levels)", "bench/programs.fcl", "scanAll",
+    Fcl("scan", "scanLevels (scanChunks, 3 levels)", "bench/programs.fcl", "scanLevels",
         lambda i, d: (scan_chunk(d[0]), i["a"]), needs=scan_all_fits),
     Fcl("matvec", "matvecBlock (int)", "examples/matvec.fcl", "matvecBlock",
         lambda i, d: (d[1], d[0], i["A"], i["B"])),

@@ -75,7 +75,7 @@ def test_sizes_options():
         R.parse_args(["--only", "sort"])
 
 
-def test_json_records(tmp_path, cl_device):
+def test_json_records(tmp_path, cl_device, capsys):
     path = tmp_path / "out.json"
     status = R.main(["--device", R.spec_for(cl_device), "--only", "copy,matmul", "--impl", "hand",
                      "--sizes", "4096,matmul=16", "--runs", "1", "--warmup", "0", "--json", str(path)])
@@ -87,6 +87,10 @@ def test_json_records(tmp_path, cl_device):
         assert {"benchmark", "impl", "variant", "size", "median_ms", "min_ms", "correct", "device"} <= set(r)
         assert r["correct"] is True
         assert ("GBps" in r) == (r["benchmark"] == "copy") and ("GFLOPs" in r) == (r["benchmark"] == "matmul")
+    capsys.readouterr()
+    assert R.main(["--from-json", str(path), "--markdown"]) == 0
+    table = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("| ")]
+    assert len(table) == 2 + len(records) and "| copy | hand |" in table[2]
 
 
 # Oclgrind keeps stale shadow memory for a released buffer's address (see
