@@ -255,6 +255,12 @@ class OpenCLRenderer:
         raise CompilerBug(f"cannot render expression {type(e).__name__}")
 
     def binary(self, e: K.Bin) -> tuple[str, int]:
+        proven = e.op in K.GENERAL_OP
+        plain_shift = e.op == "shr" and isinstance(e.b, K.Const) and 0 <= e.b.value < 32
+        if proven or plain_shift:          # a pass proved C's own operator right here
+            op = K.GENERAL_OP.get(e.op, e.op)
+            p = PREC[op]
+            return f"{self.expr(e.a, p)} {C_OPS[op]} {self.expr(e.b, p + 1)}", p
         if e.a.ty == "int" and e.op in INT_HELPERS:
             if e.op in ("div", "mod") and isinstance(e.b, K.Const) and e.b.value not in (0, -1):
                 p = PREC[e.op]

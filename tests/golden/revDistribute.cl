@@ -34,12 +34,12 @@ __kernel void revDistribute(
   const int lid = get_local_id(0);
   const int wid = lid / 32;
   const int lane = lid % 32;
+  const int inv3 = fcl_sub(fcl_div(n1, arg0), 1);
   for (int part3 = get_group_id(0); part3 < fcl_div(n1, arg0); part3 += get_num_groups(0)) {
-    const bool active4 = true;
+    const int inv1 = fcl_mul(part3, arg0);
+    const int inv2 = fcl_mul(fcl_sub(inv3, part3), arg0);
     for (int i5 = lid; i5 < arg0; i5 += 256) {
-      if (active4) {
-        out2[fcl_add(fcl_mul(part3, arg0), i5)] = in1_1[fcl_add(fcl_mul(fcl_sub(fcl_sub(fcl_div(n1, arg0), 1), part3), arg0), fcl_sub(fcl_sub(arg0, 1), i5))];
-      }
+      out2[fcl_add(inv1, i5)] = in1_1[fcl_add(inv2, fcl_sub(fcl_sub(arg0, 1), i5))];
     }
   }
 }

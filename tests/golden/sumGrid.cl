@@ -35,60 +35,48 @@ __kernel void sumGrid(
   const int lid = get_local_id(0);
   const int wid = lid / 32;
   const int lane = lid % 32;
-  __local int l5[265];  /* while at examples/reduce.fcl:15: local, 256 x int, skewed layout */
-  __local int l6[265];  /* while at examples/reduce.fcl:15: local, 256 x int, skewed layout */
-  for (int part3 = get_group_id(0); part3 < n0 / 512; part3 += get_num_groups(0)) {
-    const bool active4 = true;
-    const int i7 = lid;
-    l5[fcl_skew(i7)] = fcl_add(in0_1[fcl_add(fcl_mul(part3, 512), i7)], in0_1[fcl_add(fcl_mul(part3, 512), fcl_add(i7, 256))]);
+  __local int l5[256];  /* while at examples/reduce.fcl:15: local, 256 x int */
+  __local int l6[256];  /* while at examples/reduce.fcl:15: local, 256 x int */
+  const int inv1 = n0 >> 9;
+  for (int part3 = get_group_id(0); part3 < inv1; part3 += get_num_groups(0)) {
+    l5[lid] = fcl_add(in0_1[part3 * 512 + lid], in0_1[part3 * 512 + (lid + 256)]);
     barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
     if (lid < 128) {
-      const int i8 = lid;
-      l6[fcl_skew(i8)] = fcl_add(l5[fcl_skew(i8)], l5[fcl_skew(fcl_add(i8, 128))]);
+      l6[lid] = fcl_add(l5[lid], l5[lid + 128]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
     if (lid < 64) {
-      const int i9 = lid;
-      l5[fcl_skew(i9)] = fcl_add(l6[fcl_skew(i9)], l6[fcl_skew(fcl_add(i9, 64))]);
+      l5[lid] = fcl_add(l6[lid], l6[lid + 64]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
     if (lid < 32) {
-      const int i10 = lid;
-      l6[fcl_skew(i10)] = fcl_add(l5[fcl_skew(i10)], l5[fcl_skew(fcl_add(i10, 32))]);
+      l6[lid] = fcl_add(l5[lid], l5[lid + 32]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
     if (lid < 16) {
-      const int i11 = lid;
-      l5[fcl_skew(i11)] = fcl_add(l6[fcl_skew(i11)], l6[fcl_skew(fcl_add(i11, 16))]);
+      l5[lid] = fcl_add(l6[lid], l6[lid + 16]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
     if (lid < 8) {
-      const int i12 = lid;
-      l6[fcl_skew(i12)] = fcl_add(l5[fcl_skew(i12)], l5[fcl_skew(fcl_add(i12, 8))]);
+      l6[lid] = fcl_add(l5[lid], l5[lid + 8]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
     if (lid < 4) {
-      const int i13 = lid;
-      l5[fcl_skew(i13)] = fcl_add(l6[fcl_skew(i13)], l6[fcl_skew(fcl_add(i13, 4))]);
+      l5[lid] = fcl_add(l6[lid], l6[lid + 4]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
     if (lid < 2) {
-      const int i14 = lid;
-      l6[fcl_skew(i14)] = fcl_add(l5[fcl_skew(i14)], l5[fcl_skew(fcl_add(i14, 2))]);
+      l6[lid] = fcl_add(l5[lid], l5[lid + 2]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
     if (lid < 1) {
-      const int i15 = lid;
-      l5[fcl_skew(i15)] = fcl_add(l6[fcl_skew(i15)], l6[fcl_skew(fcl_add(i15, 1))]);
+      l5[lid] = fcl_add(l6[lid], l6[lid + 1]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
     if (lid < 1) {
-      const int i16 = lid;
-      if (active4) {
-        out2[fcl_add(part3, i16)] = l5[fcl_skew(i16)];
-      }
+      out2[part3 + lid] = l5[lid];
     }
-    if (fcl_add(part3, get_num_groups(0)) < n0 / 512) {
+    if (part3 + get_num_groups(0) < inv1) {
       barrier(CLK_LOCAL_MEM_FENCE);  /* the next part reuses local memory */
     }
   }

@@ -37,18 +37,23 @@ __kernel void transposeTiled(
   const int lid = get_local_id(0);
   const int wid = lid / 32;
   const int lane = lid % 32;
-  for (int part3 = get_group_id(0); part3 < fcl_mul(fcl_div(arg1, arg0), fcl_div(arg2, arg0)); part3 += get_num_groups(0)) {
-    const bool active4 = true;
-    for (int i6 = lid; i6 < fcl_mul(arg0, arg0); i6 += 256) {
-      l5[fcl_skew(i6)] = in3_1[fcl_add(fcl_add(fcl_mul(fcl_add(fcl_mul(fcl_div(fcl_add(fcl_mul(fcl_mod(part3, fcl_div(arg2, arg0)), fcl_div(arg1, arg0)), fcl_div(part3, fcl_div(arg2, arg0))), fcl_div(arg1, arg0)), arg0), fcl_div(i6, arg0)), arg1), fcl_mul(fcl_mod(fcl_add(fcl_mul(fcl_mod(part3, fcl_div(arg2, arg0)), fcl_div(arg1, arg0)), fcl_div(part3, fcl_div(arg2, arg0))), fcl_div(arg1, arg0)), arg0)), fcl_mod(i6, arg0))];
+  const int inv5 = fcl_div(arg2, arg0);
+  const int inv6 = fcl_div(arg1, arg0);
+  const int inv7 = fcl_mul(arg0, arg0);
+  const int inv8 = fcl_mul(fcl_div(arg1, arg0), fcl_div(arg2, arg0));
+  for (int part3 = get_group_id(0); part3 < inv8; part3 += get_num_groups(0)) {
+    const int inv1 = fcl_mul(fcl_div(fcl_add(fcl_mul(fcl_mod(part3, inv5), inv6), fcl_div(part3, inv5)), inv6), arg0);
+    const int inv2 = fcl_mul(fcl_mod(fcl_add(fcl_mul(fcl_mod(part3, inv5), inv6), fcl_div(part3, inv5)), inv6), arg0);
+    for (int i6 = lid; i6 < inv7; i6 += 256) {
+      l5[fcl_skew(i6)] = in3_1[fcl_add(fcl_add(fcl_mul(fcl_add(inv1, fcl_div(i6, arg0)), arg1), inv2), fcl_mod(i6, arg0))];
     }
     barrier(CLK_LOCAL_MEM_FENCE);  /* force at examples/transpose.fcl:14 */
-    for (int i7 = lid; i7 < fcl_mul(arg0, arg0); i7 += 256) {
-      if (active4) {
-        out2[fcl_add(fcl_add(fcl_mul(fcl_add(fcl_mul(fcl_div(part3, fcl_div(arg2, arg0)), arg0), fcl_div(i7, arg0)), arg2), fcl_mul(fcl_mod(part3, fcl_div(arg2, arg0)), arg0)), fcl_mod(i7, arg0))] = l5[fcl_skew(fcl_add(fcl_mul(fcl_mod(i7, arg0), arg0), fcl_div(i7, arg0)))];
-      }
+    const int inv3 = fcl_mul(fcl_div(part3, inv5), arg0);
+    const int inv4 = fcl_mul(fcl_mod(part3, inv5), arg0);
+    for (int i7 = lid; i7 < inv7; i7 += 256) {
+      out2[fcl_add(fcl_add(fcl_mul(fcl_add(inv3, fcl_div(i7, arg0)), arg2), inv4), fcl_mod(i7, arg0))] = l5[fcl_skew(fcl_add(fcl_mul(fcl_mod(i7, arg0), arg0), fcl_div(i7, arg0)))];
     }
-    if (fcl_add(part3, get_num_groups(0)) < fcl_mul(fcl_div(arg1, arg0), fcl_div(arg2, arg0))) {
+    if (fcl_add(part3, get_num_groups(0)) < inv8) {
       barrier(CLK_LOCAL_MEM_FENCE);  /* the next part reuses local memory */
     }
   }

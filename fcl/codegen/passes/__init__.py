@@ -19,8 +19,12 @@ from typing import Callable
 
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
+from fcl.codegen.passes.licm import hoist_invariants
 from fcl.codegen.passes.map_hw import map_hardware
+from fcl.codegen.passes.simplify import simplify
 from fcl.codegen.passes.skew import skew_local_memory
+from fcl.codegen.passes.strength import mark_no_wrap, strength_reduce
+from fcl.codegen.passes.unvirtualise import unvirtualise
 from fcl.errors import ArgumentError
 
 AFTER_LOWERING = "lower"     # --dump kir-after=lower: the IR as the lowering made it
@@ -39,8 +43,16 @@ MAP_HW = "map_hw"
 PIPELINE: tuple[Pass, ...] = (
     Pass(MAP_HW, "parallel loops -> loops over hardware ids: strides, guards, unrolling marks, "
                  "warp-uniform loops and the `active` flag", map_hardware, optimising=False),
+    Pass("unvirtualise", "a part or element per work-group/work-item, without a loop, where a constant "
+                         "count fits the launch", unvirtualise),
     Pass("skew", "skewed layout (i + i/32) for local buffers of more than 32 elements: "
                  "no bank conflicts on strided access", skew_local_memory),
+    Pass("licm", "loop-invariant index arithmetic computed once before its loop (shared when repeated)",
+         hoist_invariants),
+    Pass("simplify", "constant and copy propagation, constant branches, dead lets", simplify),
+    Pass("strength", "x / y and x % y as C operators where x >= 0 and y >= 1 (range analysis); "
+                     "by 2^k as shifts and masks", strength_reduce),
+    Pass("nowrap", "plain + - * where the range analysis proves no 32-bit overflow", mark_no_wrap),
 )
 
 

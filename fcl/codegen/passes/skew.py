@@ -1,10 +1,16 @@
-"""The `skew` pass: kernel IR -> kernel IR with the same meaning.
+"""The `skew` pass: a bank-conflict-free layout for local buffers read with a lane stride.
 
-`skew_local_memory`: every local buffer stores element i at i + i/32, so a
-warp that reads a column of a 32-wide tile (stride 32) hits 32 different
-banks instead of one; contiguous accesses stay conflict-free.  Applied to
-every access of the buffer, through `while` pointers too, so the layout is
-invisible to the program.  Buffers of at most 32 elements are left alone.
+`skew_local_memory` stores element i of a chosen local buffer at i + i/32, so
+a warp that reads a column of a 32-wide tile (stride 32) hits 32 different
+banks instead of one; contiguous accesses stay conflict-free.  A buffer is
+chosen when it holds more than 32 elements and some access index multiplies
+a lane-varying value (one that differs between neighbouring work-items: the
+local or global id, a loop counter started from one, or a value computed from
+these) by a non-constant or by a multiple of 32: the strides that put a warp
+on one bank.  Contiguous trees (`sumGrid`) keep the plain layout and do not
+pay for the skew.  Buffers a `while` ping-pongs between (pointer variables
+and their swaps) get one decision together, applied through the pointers too,
+so the layout is invisible to the program.  Runs after `map_hw`.
 """
 from __future__ import annotations
 
@@ -13,24 +19,84 @@ import dataclasses
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 
+BANKS = 32
+LANE_VARYING = frozenset({"lid", "lane", "global_id"})
+
 
 def skew_local_memory(kp: P.Plan) -> P.Plan:
     kernels = tuple(_skew_kernel(k) for k in kp.kernels)
     return dataclasses.replace(kp, kernels=kernels)
 
 
-def _worth_skewing(b: K.Buffer) -> bool:
-    return b.space == "local" and not (isinstance(b.size, K.Const) and b.size.value <= 32 and not b.per)
+def _big_enough(b: K.Buffer) -> bool:
+    return b.space == "local" and not (isinstance(b.size, K.Const) and b.size.value <= BANKS and not b.per)
+
+
+def lane_varying_names(stmts) -> set[str]:
+    """Names whose value differs between neighbouring work-items (in program order)."""
+    varying: set[str] = set()
+    for s in K.walk_stmts(stmts):
+        if isinstance(s, K.For) and _varies(s.start, varying):
+            varying.add(s.var)
+        elif isinstance(s, (K.Let, K.Assign)) and _varies(s.expr, varying):
+            varying.add(s.var)
+        elif isinstance(s, K.DeclVar) and _varies(s.init, varying):
+            varying.add(s.var)
+    return varying
+
+
+def _varies(e: K.Expr, varying: set) -> bool:
+    return any((isinstance(n, K.HwId) and n.name in LANE_VARYING) or (isinstance(n, K.Var) and n.name in varying)
+               for n in K.walk_expr(e))
+
+
+def lane_strided(index: K.Expr, varying: set) -> bool:
+    """True when `index` scales a lane-varying value by a non-constant or a multiple of 32."""
+    for n in K.walk_expr(index):
+        if isinstance(n, K.Bin) and K.GENERAL_OP.get(n.op, n.op) == K.Op.MUL:
+            for x, y in ((n.a, n.b), (n.b, n.a)):
+                if _varies(x, varying) and (not isinstance(y, K.Const) or (y.value % BANKS == 0 and y.value)):
+                    return True
+        if isinstance(n, K.Bin) and n.op == K.Op.SHL and _varies(n.a, varying):
+            if not isinstance(n.b, K.Const) or n.b.value >= 5:
+                return True
+    return False
+
+
+def _classes(k: K.Kernel) -> dict[str, str]:
+    """Buffer or pointer name -> a representative of the buffers it may point to."""
+    parent = {b.name: b.name for b in k.locals_}
+
+    def find(x):
+        while parent.get(x, x) != x:
+            x = parent[x]
+        return x
+    for s in K.walk_stmts(k.body):
+        if isinstance(s, K.DeclPtr):
+            parent[s.var] = find(s.init)
+        elif isinstance(s, K.SwapPtr):
+            a, b = find(s.a), find(s.b)
+            if a != b:
+                parent[a] = b
+    return {name: find(name) for name in parent}
 
 
 def _skew_kernel(k: K.Kernel) -> K.Kernel:
-    skewed = {b.name for b in k.locals_ if _worth_skewing(b)}
+    cls = _classes(k)
+    varying = lane_varying_names(k.body)
+    strided = set()
+    for s in K.walk_stmts(k.body):
+        if isinstance(s, (K.Store, K.AtomicOr)) and s.buf in cls and lane_strided(s.index, varying):
+            strided.add(cls[s.buf])
+        for e in K.stmt_exprs(s):
+            for n in K.walk_expr(e):
+                if isinstance(n, K.Load) and n.buf in cls and lane_strided(n.index, varying):
+                    strided.add(cls[n.buf])
+    small = {cls[b.name] for b in k.locals_ if not _big_enough(b)}
+    chosen = strided - small
+    skewed = {name for name, c in cls.items() if c in chosen}
     if not skewed:
         return k
-    # pointer variables of a while loop point at skewed buffers: skew through them too
-    for s in K.walk_stmts(k.body):
-        if isinstance(s, K.DeclPtr) and s.init in skewed:
-            skewed.add(s.var)
 
     def skew(i: K.Expr) -> K.Expr:
         return K.Call("int", "skew", (i,))

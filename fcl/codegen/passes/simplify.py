@@ -1,0 +1,95 @@
+"""The `simplify` pass: constant and copy propagation, dead `Let`s, constant branches.
+
+A `Let` bound to a constant, a hardware id or a name that is never assigned
+is substituted into its uses and dropped; the smart constructors re-fold
+every expression that changes (so `active = true` makes `if (active)`
+vanish).  An `If` on a constant keeps only the branch taken; a `For` whose
+constant bounds admit no iteration is dropped; a `Let` nobody reads is
+dropped (expressions are pure).  Names are unique in a kernel (the verifier
+checks it), so substitution needs no renaming.  Not here: anything that needs
+ranges (`strength`) or moves code (`licm`).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from fcl.codegen import kir as K
+from fcl.codegen import plan as P
+
+
+def simplify(plan: P.Plan) -> P.Plan:
+    return dataclasses.replace(plan, kernels=tuple(_kernel(k) for k in plan.kernels))
+
+
+def _kernel(k: K.Kernel) -> K.Kernel:
+    assigned = {s.var for s in K.walk_stmts(k.body) if isinstance(s, (K.Assign, K.DeclVar))}
+    body = _propagate(k.body, {}, assigned)
+    for _ in range(4):          # dead Lets can make others dead
+        used = {n.name for s in K.walk_stmts(body) for e in K.stmt_exprs(s) for n in K.walk_expr(e)
+                if isinstance(n, K.Var)}
+        smaller = _drop_dead(body, used)
+        if smaller == body:
+            break
+        body = smaller
+    return dataclasses.replace(k, body=body)
+
+
+def _copyable(e: K.Expr, assigned: set) -> bool:
+    return isinstance(e, (K.Const, K.HwId)) or (isinstance(e, K.Var) and e.name not in assigned)
+
+
+def _propagate(stmts, subst: dict, assigned: set) -> tuple:
+    def fe(e: K.Expr) -> K.Expr:
+        return subst.get(e.name, e) if isinstance(e, K.Var) else e
+
+    out = []
+    for s in stmts:
+        if isinstance(s, K.Loop):           # the condition reads what the head defines
+            inner = dict(subst)
+            head = _propagate(s.head, inner, assigned)
+            cond = K.map_expr(lambda e: inner.get(e.name, e) if isinstance(e, K.Var) else e, s.cond)
+            out.append(K.Loop(head, cond, _propagate(s.body, inner, assigned)))
+            continue
+        s = _map_exprs(s, fe)
+        if isinstance(s, K.Let) and _copyable(s.expr, assigned):
+            subst[s.var] = s.expr
+            continue
+        if isinstance(s, K.If) and isinstance(s.cond, K.Const):
+            out.extend(_propagate(s.then if s.cond.value else s.else_, subst, assigned))
+            continue
+        if isinstance(s, K.For) and isinstance(s.start, K.Const) and isinstance(s.stop, K.Const) \
+                and s.start.value >= s.stop.value:
+            continue
+        names = [n for n, kind in K._child_fields(type(s)) if kind == "block"]
+        if names:
+            s = dataclasses.replace(s, **{n: _propagate(getattr(s, n), dict(subst), assigned) for n in names})
+        out.append(s)
+    return tuple(out)
+
+
+def _map_exprs(s: K.Stmt, fe) -> K.Stmt:
+    """`s` with fe applied (bottom-up, re-folding) to its own expressions, not its bodies'."""
+    changes = {}
+    for name, kind in K._child_fields(type(s)):
+        old = getattr(s, name)
+        if kind == "expr":
+            new = K.map_expr(fe, old)
+        elif kind == "exprs":
+            new = tuple(K.map_expr(fe, x) for x in old)
+        else:
+            continue
+        if new != old:
+            changes[name] = new
+    return dataclasses.replace(s, **changes) if changes else s
+
+
+def _drop_dead(stmts, used: set) -> tuple:
+    out = []
+    for s in stmts:
+        if isinstance(s, K.Let) and s.var not in used:
+            continue
+        names = [n for n, kind in K._child_fields(type(s)) if kind == "block"]
+        if names:
+            s = dataclasses.replace(s, **{n: _drop_dead(getattr(s, n), used) for n in names})
+        out.append(s)
+    return tuple(out)

@@ -1,0 +1,49 @@
+"""The `strength` and `nowrap` passes: integer operations the range analysis proves safe.
+
+`strength`: `a / b` and `a % b` with a >= 0 and b >= 1 print as C's own
+operators (`div_nn`, `mod_nn`) instead of `fcl_div`/`fcl_mod` with their zero
+and minus-one guards; by a constant power of two they become `a >> k` and
+`a & (2^k - 1)`.  `nowrap`: `a + b`, `a - b`, `a * b` whose exact result
+provably fits 32 bits print as plain C arithmetic (`add_nw`...) instead of the
+wrapping helpers, so the OpenCL compiler may assume no signed overflow there
+(architecture review P9).  Both read `ranges`; the interpreter re-checks every
+proof at run time.
+"""
+from __future__ import annotations
+
+from fcl import scalars as S
+from fcl.codegen import kir as K
+from fcl.codegen import plan as P
+from fcl.codegen.passes.ranges import Ranges, exact, rewrite_kernels
+
+Op = K.Op
+_PROVEN = {Op.DIV: Op.DIV_NN, Op.MOD: Op.MOD_NN}
+_NO_WRAP = {Op.ADD: Op.ADD_NW, Op.SUB: Op.SUB_NW, Op.MUL: Op.MUL_NW}
+
+
+def strength_reduce(plan: P.Plan) -> P.Plan:
+    return rewrite_kernels(plan, _reduce)
+
+
+def mark_no_wrap(plan: P.Plan) -> P.Plan:
+    return rewrite_kernels(plan, _no_wrap)
+
+
+def _reduce(e: K.Expr, r: Ranges) -> K.Expr:
+    if not (isinstance(e, K.Bin) and e.op in _PROVEN and e.a.ty == "int"):
+        return e
+    if not (r.of(e.a).nonneg() and r.of(e.b).positive()):
+        return e
+    if isinstance(e.b, K.Const) and e.b.value & (e.b.value - 1) == 0:
+        k = e.b.value.bit_length() - 1
+        return K.binop(Op.SHR, e.a, K.cint(k)) if e.op == Op.DIV else K.binop(Op.BAND, e.a, K.cint(e.b.value - 1))
+    return K.Bin("int", _PROVEN[e.op], e.a, e.b)
+
+
+def _no_wrap(e: K.Expr, r: Ranges) -> K.Expr:
+    if not (isinstance(e, K.Bin) and e.op in _NO_WRAP and e.a.ty == "int"):
+        return e
+    lo, hi = exact(e.op, r.of(e.a), r.of(e.b))
+    if S.INT_MIN <= lo and hi <= S.INT_MAX:
+        return K.Bin("int", _NO_WRAP[e.op], e.a, e.b)
+    return e

@@ -1,0 +1,32 @@
+"""The `unvirtualise` pass: no virtualisation loop where every part has its own work-group.
+
+After `map_hw`, grid parts run in `for (p = group_id; p < n; p += num_groups)`
+and grid elements in `for (i = global_id; i < n; i += global_size)`.  When n
+is a constant no larger than what the launch provides (#NumGroups groups, or
+#NumGroups x #BlockSize work-items), each unit gets at most one part: the
+launch takes min(#NumGroups, max(the kernel's grid sizes)) groups, which is
+at least n here.  The loop becomes `if (group_id < n) { p = group_id; ... }`
+(uniform over the work-group, so barriers inside stay convergent).  Not here:
+sizes known only at run time (static arguments make them constants).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from fcl.codegen import kir as K
+from fcl.codegen import plan as P
+
+
+def unvirtualise(plan: P.Plan) -> P.Plan:
+    capacity = {"group_id": plan.num_groups, "global_id": plan.num_groups * plan.block_size}
+    stride = {"group_id": "num_groups", "global_id": "global_size"}
+
+    def fs(s: K.Stmt):
+        if not (isinstance(s, K.For) and isinstance(s.start, K.HwId) and s.start.name in capacity
+                and isinstance(s.step, K.HwId) and s.step.name == stride[s.start.name]
+                and isinstance(s.stop, K.Const) and s.stop.value <= capacity[s.start.name]):
+            return s
+        return K.If(K.lt(s.start, s.stop), (K.Let(s.var, s.start),) + s.body)
+
+    return dataclasses.replace(plan, kernels=tuple(
+        dataclasses.replace(k, body=K.map_stmts(fs, lambda e: e, k.body)) for k in plan.kernels))

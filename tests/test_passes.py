@@ -1,0 +1,144 @@
+"""Each optimising pass on kernel IR alone: what it rewrites and what it must leave.
+
+Semantics are checked elsewhere (tests/test_interp.py runs every test block
+through the interpreter with all passes, with none, and with each one off);
+here each pass is fed small hand-built kernels, and the range analysis is
+asked directly.  No device.
+"""
+import numpy as np
+import pytest
+
+import fcl
+from fcl.codegen import kir as K
+from fcl.codegen.interp import KernelRun
+from fcl.codegen.passes.licm import hoist_invariants
+from fcl.codegen.passes.ranges import FULL, Interval, Ranges
+from fcl.codegen.passes.simplify import simplify
+from fcl.codegen.passes.skew import skew_local_memory
+from fcl.codegen.passes.strength import mark_no_wrap, strength_reduce
+from fcl.codegen.passes.unvirtualise import unvirtualise
+from fcl.codegen.plan import ArrayArg, Plan, ScalarArg
+from fcl.codegen.verify import verify_program
+
+Op = K.Op
+n, a = K.Var("int", "n"), K.Var("int", "a")
+lid, gid = K.HwId("int", "lid"), K.HwId("int", "group_id")
+i = K.Var("int", "i")
+
+
+def plan_of(body, locals_=(), num_groups=8):
+    k = K.Kernel("k", tuple(body), tuple(locals_), ())
+    return Plan("k", (ArrayArg("b", "n", "int"), ScalarArg("a", "int")), (K.Param("n", "int"), K.Param("a", "int")),
+                (K.Buffer("b", "global", "int", n, "test"),), (k,), (), 64, 32, num_groups)
+
+
+def body_of(plan):
+    verify_program(plan, after="test", mapped=True)
+    return plan.kernels[0].body
+
+
+def strided(body):
+    return [K.For("i", lid, n, K.cint(64), tuple(body))]
+
+
+def test_ranges_of_ids_lengths_and_arithmetic():
+    r = Ranges.for_plan(plan_of([]))
+    assert r.of(lid) == Interval(0, 63) and r.of(gid) == Interval(0, 7)
+    assert r.of(n) == Interval(0, 2**31 - 1) and r.of(a) == FULL
+    assert r.of(K.binop("div", lid, K.cint(4))) == Interval(0, 15)
+    assert r.of(K.binop("mod", n, K.cint(10))) == Interval(0, 9)
+    assert r.of(K.add(lid, gid)) == Interval(0, 70)
+    assert r.of(K.mul(n, K.cint(2))) == FULL          # may wrap
+    assert r.of(K.binop("band", a, K.cint(31))) == Interval(0, 31)
+
+
+def test_strength_reduces_non_negative_division():
+    body = strided([K.Store("b", K.binop("div", i, K.cint(32)), K.binop("mod", i, K.cint(8))),
+                    K.Store("b", K.binop("div", i, n), K.binop("mod", i, a))])
+    out = body_of(strength_reduce(plan_of(body)))[0].body
+    assert out[0].index == K.Bin("int", Op.SHR, i, K.cint(5))
+    assert out[0].value == K.Bin("int", Op.BAND, i, K.cint(7))
+    assert out[1].index == K.Bin("int", Op.DIV, i, n)     # n may be 0
+    assert out[1].value == K.Bin("int", Op.MOD, i, a)     # a may be negative
+
+
+def test_strength_uses_c_division_with_a_positive_divisor():
+    body = [K.If(K.lt(K.cint(0), n), strided([K.Store("b", i, K.binop("div", i, K.add(n, K.cint(1))))]))]
+    out = body_of(strength_reduce(plan_of(body)))
+    # n + 1 may wrap (n up to INT_MAX), so no proof; max(n, 1) is positive
+    assert out[0].then[0].body[0].value.op == Op.DIV
+    body = strided([K.Store("b", i, K.binop("div", i, K.call("max", (n, K.cint(1)), "int")))])
+    assert body_of(strength_reduce(plan_of(body)))[0].body[0].value.op == Op.DIV_NN
+
+
+def test_nowrap_marks_provably_small_arithmetic():
+    body = [K.Let("t", K.add(K.mul(gid, K.cint(64)), lid)), K.Store("b", K.Var("int", "t"), K.add(n, K.cint(1)))]
+    out = body_of(mark_no_wrap(plan_of(body)))
+    assert out[0].expr.op == Op.ADD_NW and out[0].expr.a.op == Op.MUL_NW
+    assert out[1].value.op == Op.ADD
+
+
+def test_licm_hoists_invariant_index_arithmetic():
+    origin = K.mul(K.binop("div", gid, a), K.cint(32))
+    body = [K.For("p", gid, n, K.HwId("int", "num_groups"),
+                  tuple(strided([K.Store("b", K.add(origin, i), K.Load("int", "b", K.add(origin, K.cint(1))))])))]
+    out = body_of(simplify(hoist_invariants(plan_of(body))))      # simplify drops the inner copies
+    lets = [s for s in out if isinstance(s, K.Let)]
+    # outside both loops; the store's index keeps only its variant part
+    assert [x.expr for x in lets] == [origin, K.add(origin, K.cint(1))]
+    inner = out[-1].body[0].body[0]
+    assert inner.index == K.add(K.Var("int", lets[0].var), i)
+    assert inner.value == K.Load("int", "b", K.Var("int", lets[1].var))
+
+
+def test_licm_leaves_loads_and_variant_code():
+    body = strided([K.Let("t", K.Load("int", "b", a)), K.Store("b", i, K.add(K.Var("int", "t"), K.mul(a, a)))])
+    out = body_of(hoist_invariants(plan_of(body)))
+    assert isinstance(out[0], K.Let) and out[0].expr == K.mul(a, a)
+    assert out[1].body[0].expr == K.Load("int", "b", a)
+
+
+def test_simplify_propagates_constants_and_drops_dead_code():
+    body = [K.Let("active", K.Const("bool", True)), K.Let("dead", K.mul(a, a)), K.Let("c", lid),
+            K.If(K.Var("bool", "active"), (K.Store("b", K.Var("int", "c"), K.cint(1)),), (K.Barrier(),)),
+            K.For("j", K.cint(4), K.cint(4), K.cint(1), (K.Store("b", K.cint(0), K.cint(0)),))]
+    out = body_of(simplify(plan_of(body)))
+    assert out == (K.Store("b", lid, K.cint(1)),)
+
+
+def test_simplify_keeps_copies_of_mutable_variables():
+    body = [K.DeclVar("acc", K.cint(0)), K.Let("old", K.Var("int", "acc")), K.Assign("acc", K.cint(5)),
+            K.Store("b", K.cint(0), K.Var("int", "old"))]
+    out = body_of(simplify(plan_of(body)))
+    assert out[-1].value == K.Var("int", "old")
+
+
+def test_unvirtualise_only_when_every_part_has_a_group():
+    loop = K.For("p", gid, K.cint(8), K.HwId("int", "num_groups"), (K.Store("b", K.Var("int", "p"), K.cint(1)),))
+    out = body_of(unvirtualise(plan_of([loop], num_groups=8)))
+    assert isinstance(out[0], K.If) and out[0].then[0] == K.Let("p", gid)
+    assert body_of(unvirtualise(plan_of([loop], num_groups=4)))[0] == loop
+    dyn = K.For("p", gid, n, K.HwId("int", "num_groups"), loop.body)
+    assert body_of(unvirtualise(plan_of([dyn])))[0] == dyn
+
+
+def test_skew_only_for_lane_strided_local_access():
+    tile = K.Buffer("t", "local", "int", K.cint(1024), "test")
+    column = strided([K.Store("t", K.add(K.mul(K.binop("mod", i, K.cint(32)), K.cint(32)), K.binop("div", i, K.cint(32))), i)])
+    rows = strided([K.Store("t", K.mul(i, K.cint(2)), i)])
+    out = skew_local_memory(plan_of(column, [tile])).kernels[0]
+    assert out.locals_[0].layout == "skew32" and "skew(" in K.format_stmts(out.body)
+    out = skew_local_memory(plan_of(rows, [tile])).kernels[0]
+    assert out.locals_[0].layout == "" and "skew(" not in K.format_stmts(out.body)
+
+
+def test_passes_keep_a_tiled_transpose_exact_in_the_interpreter():
+    src = open("examples/transpose.fcl").read() + "\nfun transpose8 cols rows mat = transposeTiled 8 cols rows mat\n"
+    prog = fcl.load(src, "t.fcl")
+    x = np.arange(48 * 16, dtype=np.int32)
+    want = prog.evaluate("transpose8", 48, 16, x, block_size=32, num_groups=4)
+    k = prog.compile("transpose8", block_size=32, num_groups=4)
+    assert np.array_equal(k.emulate(48, 16, x), want)
+    text = k.opencl_source.split("__kernel")[1]
+    # element indices: shifts and masks, not guarded division
+    assert "fcl_div(i" not in text and "fcl_mod(i" not in text and ">> 3" in text and "& 7" in text
