@@ -142,3 +142,21 @@ def test_passes_keep_a_tiled_transpose_exact_in_the_interpreter():
     text = k.opencl_source.split("__kernel")[1]
     # element indices: shifts and masks, not guarded division
     assert "fcl_div(i" not in text and "fcl_mod(i" not in text and ">> 3" in text and "& 7" in text
+
+
+def test_ranges_use_the_condition_of_an_if():
+    body = [K.If(K.lt(lid, K.cint(16)), (K.Store("b", K.binop("div", lid, a), K.mul(lid, K.cint(1 << 26))),)),
+            K.Store("b", K.cint(0), K.mul(lid, K.cint(1 << 26)))]
+    out = body_of(mark_no_wrap(plan_of(body)))
+    assert out[0].then[0].value.op == Op.MUL_NW        # lid < 16 there: 15 * 2^26 fits
+    assert out[1].value.op == Op.MUL                   # lid up to 63: it may wrap
+
+
+def test_ranges_ignore_conditions_on_assigned_variables():
+    x = K.Var("int", "x")
+    body = [K.DeclVar("x", K.cint(0)),
+            K.If(K.lt(x, K.cint(4)), (K.For("j", K.cint(0), n, K.cint(1),
+                                            (K.Store("b", K.cint(0), K.add(x, K.cint(2**31 - 4))),
+                                             K.Assign("x", K.add(x, K.cint(1))))),))]
+    out = body_of(mark_no_wrap(plan_of(body)))
+    assert out[1].then[0].body[0].value.op == Op.ADD

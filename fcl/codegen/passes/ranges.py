@@ -3,14 +3,15 @@
 `Ranges(plan, kernel)` knows an interval for every int expression at a point
 of a kernel: hardware ids from the launch geometry (lid in [0, #BlockSize),
 group_id in [0, #NumGroups) ...), array lengths and host variables
-non-negative, a `For` counter in [start, stop) when its step is positive, a
+non-negative, a `For` counter in [start, stop) when its step is positive, a name
+bounded by the condition of the `If` it is under, a
 `Let` the interval of its expression, constants exactly; other scalars (entry
 arguments, mutable variables, loads) may be anything.  Arithmetic is exact
 when the result provably stays in 32 bits, else the full int range (it may
 wrap).  `rewrite_kernels(plan, f)` walks each kernel in order with the facts
 in scope and lets f(node, ranges) replace an expression node, bottom-up; the
 strength-reduction and no-wrap passes are such functions.  Not here: facts
-from branch conditions, or fixpoints over mutable variables.
+from `else` branches or loop exits, or fixpoints over mutable variables.
 """
 from __future__ import annotations
 
@@ -61,9 +62,10 @@ def exact(op: Op, a: Interval, b: Interval) -> tuple[int, int] | None:
 class Ranges:
     """Intervals of expressions under the facts in scope (`env`: variable -> Interval)."""
 
-    def __init__(self, plan: P.Plan, env: dict[str, Interval] | None = None):
+    def __init__(self, plan: P.Plan, env: dict[str, Interval] | None = None, mutable: frozenset = frozenset()):
         self.plan = plan
         self.env = dict(env or {})
+        self.mutable = mutable          # assigned names: a branch's condition says nothing lasting about them
 
     @staticmethod
     def for_plan(plan: P.Plan) -> "Ranges":
@@ -84,7 +86,29 @@ class Ranges:
         return Ranges(plan, env)
 
     def child(self) -> "Ranges":
-        return Ranges(self.plan, self.env)
+        return Ranges(self.plan, self.env, self.mutable)
+
+    def refined(self, cond: K.Expr) -> "Ranges":
+        """The facts where `cond` holds: `x < e`, `x <= e`, `e > x`, `e >= x` bound a
+        variable or hardware id x from above (conjunctions too)."""
+        out = self.child()
+        conds = [cond]
+        while conds:
+            c = conds.pop()
+            if not isinstance(c, K.Bin):
+                continue
+            if c.op == Op.AND:
+                conds += [c.a, c.b]
+                continue
+            flip = {Op.GT: Op.LT, Op.GE: Op.LE}
+            op, x, bound = (flip[c.op], c.b, c.a) if c.op in flip else (c.op, c.a, c.b)
+            key = _key(x)
+            if op not in (Op.LT, Op.LE) or key is None or key in self.mutable:
+                continue
+            have, limit = out.env.get(key, FULL), self.of(bound).hi - (op == Op.LT)
+            if limit >= have.lo:
+                out.env[key] = Interval(have.lo, min(have.hi, limit))
+        return out
 
     def of(self, e: K.Expr) -> Interval:
         if e.ty == "bool":
@@ -133,11 +157,21 @@ class Ranges:
         return FULL
 
 
+def _key(e: K.Expr) -> str | None:
+    if isinstance(e, K.Var) and e.ty == "int":
+        return e.name
+    return f"%{e.name}" if isinstance(e, K.HwId) else None
+
+
 def rewrite_kernels(plan: P.Plan, f) -> P.Plan:
     """Every kernel with f(node, ranges) applied to each expression node bottom-up,
     with the range facts of the point where the expression is evaluated."""
     base = Ranges.for_plan(plan)
-    kernels = tuple(dataclasses.replace(k, body=_block(k.body, base.child(), f)) for k in plan.kernels)
+    kernels = []
+    for k in plan.kernels:
+        mutable = frozenset(s.var for s in K.walk_stmts(k.body) if isinstance(s, (K.DeclVar, K.Assign)))
+        kernels.append(dataclasses.replace(k, body=_block(k.body, Ranges(plan, base.env, mutable), f)))
+    kernels = tuple(kernels)
     return dataclasses.replace(plan, kernels=kernels)
 
 
@@ -161,7 +195,8 @@ def _block(stmts, r: Ranges, f) -> tuple:
             s = K.map_stmts(lambda x: x, lambda node: f(node, r), (s,))[0]
             r.env[s.var] = FULL
         elif isinstance(s, K.If):
-            s = K.If(_expr(s.cond, r, f), _block(s.then, r.child(), f), _block(s.else_, r.child(), f))
+            cond = _expr(s.cond, r, f)
+            s = K.If(cond, _block(s.then, r.refined(cond), f), _block(s.else_, r.child(), f))
         elif isinstance(s, K.Loop):
             inner = r.child()
             head = _block(s.head, inner, f)
