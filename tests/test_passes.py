@@ -160,3 +160,32 @@ def test_ranges_ignore_conditions_on_assigned_variables():
                                              K.Assign("x", K.add(x, K.cint(1))))),))]
     out = body_of(mark_no_wrap(plan_of(body)))
     assert out[1].then[0].body[0].value.op == Op.ADD
+
+
+def test_simplify_reuses_a_let_of_the_same_expression():
+    e = K.mul(gid, K.binop("div", n, a))
+    body = [K.Let("u", e), K.Store("b", K.Var("int", "u"), K.cint(1)),
+            K.Let("v", e), K.Store("b", K.Var("int", "v"), K.cint(2)),
+            K.If(K.lt(lid, n), (K.Let("w", K.add(e, lid)), K.Store("b", K.Var("int", "w"), K.cint(3)))),
+            K.Let("x", K.add(e, lid)), K.Store("b", K.Var("int", "x"), K.cint(4))]
+    out = body_of(simplify(plan_of(body)))
+    assert [type(s).__name__ for s in out] == ["Let", "Store", "Store", "If", "Let", "Store"]
+    assert out[2].index == K.Var("int", "u")          # v reused u
+    assert out[4].var == "x"                          # w was local to the branch: x is computed again
+
+
+def test_map_hw_strides_guards_and_the_uniform_loop():
+    from fcl.codegen.passes.map_hw import map_hardware
+    store = (K.Store("b", i, K.cint(1)),)
+    body = [K.ParFor("block", "i", n, store), K.ParFor("block", "i2", K.cint(40), store[:0]),
+            K.ParFor("block", "i3", K.cint(64), store[:0]), K.ParFor("grid", "i4", n, store[:0]),
+            K.PartFor("block", "p", n, (K.Barrier(),), "act"), K.PartFor("grid", "q", n, (), "act2")]
+    out = body_of(map_hardware(plan_of(body)))
+    assert out[0] == K.For("i", lid, n, K.cint(64), store)
+    assert out[1] == K.If(K.lt(lid, K.cint(40)), (K.Let("i2", lid),))
+    assert out[2] == K.Let("i3", lid)                                    # exactly one element each
+    assert out[3] == K.For("i4", K.HwId("int", "global_id"), n, K.HwId("int", "global_size"), ())
+    uniform = out[4]                                                     # barriers inside: same trip count
+    assert uniform.var == "p_base" and uniform.step == K.cint(2)
+    assert uniform.body[0] == K.Let("act", K.lt(K.add(K.Var("int", "p_base"), K.HwId("int", "wid")), n))
+    assert out[5] == K.For("q", gid, n, K.HwId("int", "num_groups"), (K.Let("act2", K.Const("bool", True)),))

@@ -45,11 +45,11 @@ PIPELINE: tuple[Pass, ...] = (
                  "warp-uniform loops and the `active` flag", map_hardware, optimising=False),
     Pass("unvirtualise", "a part or element per work-group/work-item, without a loop, where a constant "
                          "count fits the launch", unvirtualise),
-    Pass("skew", "skewed layout (i + i/32) for local buffers of more than 32 elements: "
-                 "no bank conflicts on strided access", skew_local_memory),
+    Pass("skew", "skewed layout (i + i/32) for local buffers of more than 32 elements read with a "
+                 "lane stride: no bank conflicts", skew_local_memory),
     Pass("licm", "loop-invariant index arithmetic computed once before its loop (shared when repeated)",
          hoist_invariants),
-    Pass("simplify", "constant and copy propagation, constant branches, dead lets", simplify),
+    Pass("simplify", "constant and copy propagation, common lets, constant branches, dead lets", simplify),
     Pass("strength", "x / y and x % y as C operators where x >= 0 and y >= 1 (range analysis); "
                      "by 2^k as shifts and masks", strength_reduce),
     Pass("nowrap", "plain + - * where the range analysis proves no 32-bit overflow", mark_no_wrap),

@@ -1,7 +1,9 @@
-"""The `simplify` pass: constant and copy propagation, dead `Let`s, constant branches.
+"""The `simplify` pass: constant and copy propagation, common `Let`s, dead `Let`s, constant branches.
 
 A `Let` bound to a constant, a hardware id or a name that is never assigned
-is substituted into its uses and dropped; the smart constructors re-fold
+is substituted into its uses and dropped, and so is a `Let` of a pure expression
+(no loads, no assigned names) that an earlier `Let` in scope already computes
+(common-subexpression elimination over `Let`s, which `licm` creates); the smart constructors re-fold
 every expression that changes (so `active = true` makes `if (active)`
 vanish).  An `If` on a constant keeps only the branch taken; a `For` whose
 constant bounds admit no iteration is dropped; a `Let` nobody reads is
@@ -23,7 +25,7 @@ def simplify(plan: P.Plan) -> P.Plan:
 
 def _kernel(k: K.Kernel) -> K.Kernel:
     assigned = {s.var for s in K.walk_stmts(k.body) if isinstance(s, (K.Assign, K.DeclVar))}
-    body = _propagate(k.body, {}, assigned)
+    body = _propagate(k.body, {}, assigned, {})
     for _ in range(4):          # dead Lets can make others dead
         used = {n.name for s in K.walk_stmts(body) for e in K.stmt_exprs(s) for n in K.walk_expr(e)
                 if isinstance(n, K.Var)}
@@ -38,31 +40,44 @@ def _copyable(e: K.Expr, assigned: set) -> bool:
     return isinstance(e, (K.Const, K.HwId)) or (isinstance(e, K.Var) and e.name not in assigned)
 
 
-def _propagate(stmts, subst: dict, assigned: set) -> tuple:
+def _pure(e: K.Expr, assigned: set) -> bool:
+    """Reads no buffer and no assigned name: its value is the same wherever it is in scope."""
+    return not any(isinstance(n, K.Load) or (isinstance(n, K.Var) and n.name in assigned) for n in K.walk_expr(e))
+
+
+def _propagate(stmts, subst: dict, assigned: set, avail: dict) -> tuple:
+    """Substitute copies, and reuse a `Let` of the same pure expression (`avail`: expression
+    -> the name bound to it in scope) instead of computing it again."""
     def fe(e: K.Expr) -> K.Expr:
         return subst.get(e.name, e) if isinstance(e, K.Var) else e
 
     out = []
     for s in stmts:
         if isinstance(s, K.Loop):           # the condition reads what the head defines
-            inner = dict(subst)
-            head = _propagate(s.head, inner, assigned)
+            inner, seen = dict(subst), dict(avail)
+            head = _propagate(s.head, inner, assigned, seen)
             cond = K.map_expr(lambda e: inner.get(e.name, e) if isinstance(e, K.Var) else e, s.cond)
-            out.append(K.Loop(head, cond, _propagate(s.body, inner, assigned)))
+            out.append(K.Loop(head, cond, _propagate(s.body, inner, assigned, seen)))
             continue
         s = _map_exprs(s, fe)
         if isinstance(s, K.Let) and _copyable(s.expr, assigned):
             subst[s.var] = s.expr
             continue
+        if isinstance(s, K.Let) and _pure(s.expr, assigned):
+            if s.expr in avail:
+                subst[s.var] = K.Var(s.expr.ty, avail[s.expr])
+                continue
+            avail[s.expr] = s.var
         if isinstance(s, K.If) and isinstance(s.cond, K.Const):
-            out.extend(_propagate(s.then if s.cond.value else s.else_, subst, assigned))
+            out.extend(_propagate(s.then if s.cond.value else s.else_, subst, assigned, avail))
             continue
         if isinstance(s, K.For) and isinstance(s.start, K.Const) and isinstance(s.stop, K.Const) \
                 and s.start.value >= s.stop.value:
             continue
         names = [n for n, kind in K._child_fields(type(s)) if kind == "block"]
         if names:
-            s = dataclasses.replace(s, **{n: _propagate(getattr(s, n), dict(subst), assigned) for n in names})
+            s = dataclasses.replace(s, **{n: _propagate(getattr(s, n), dict(subst), assigned, dict(avail))
+                                          for n in names})
         out.append(s)
     return tuple(out)
 
