@@ -515,6 +515,8 @@ def test_grid_while_with_runtime_condition_is_a_host_loop():
     ("tests/programs/grid_host_while.fcl", ["pairSums", "halveTo"],
      [("pairSums", (20, "iota:16")), ("pairSums", (1000, "iota:37")), ("halveTo", (3, "iota:20"))]),
     ("examples/reverse.fcl", ["revDistribute"], [("revDistribute", (4, "iota:24"))]),
+    ("tests/programs/host_loops.fcl", ["nested", "twoStep"],
+     [("nested", (1000000, "iota:40")), ("twoStep", (20, "iota:16"))]),
     ("examples/reduce.fcl", ["sumGrid"], [("sumGrid", ("iota:1024",))]),
     ("examples/transpose.fcl", ["transposeTiled"], [("transposeTiled", (2, 4, 6, "iota:24"))]),
 ])

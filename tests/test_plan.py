@@ -111,3 +111,26 @@ def test_grid_force_plan_launches_in_order():
     forced = next(b for b in plan.buffers if b.role == "force")
     first, second = plan.launches()
     assert forced.name in first.uses.buffers and forced.name in second.uses.buffers
+
+
+def test_nested_host_loops_allocate_where_sizes_change():
+    plan = plan_of(REPO / "tests/programs/host_loops.fcl", "nested")
+    (outer,) = [s for s in plan.body if isinstance(s, P.Loop)]
+    (inner,) = [s for s in outer.body if isinstance(s, P.Loop)]
+    inner_len = next(s.var for s in outer.body if isinstance(s, P.SetVar))
+    outer_len = next(s.var for s in plan.body if isinstance(s, P.SetVar))
+    # the inner loop's buffers follow the outer loop's length: allocated in its body;
+    # the one-element flags are allocated once, before both loops
+    in_body = [plan.buffer(s.buffer) for s in outer.body if isinstance(s, P.Alloc)]
+    assert in_body and all(outer_len in K.free_params(b.size) for b in in_body)
+    flags = {b.name for b in plan.buffers if b.role == "flag"}
+    assert flags == {s.buffer for s in plan.body if isinstance(s, P.Alloc)} & flags and len(flags) == 2
+    assert not any(isinstance(s, P.Alloc) for s in P.walk(inner.head + inner.body))
+    assert isinstance(inner.body[-1], P.Swap) and isinstance(outer.body[-1], P.Swap)
+    assert any(isinstance(s, P.SetVar) and s.var == inner_len for s in inner.body)
+
+
+def test_a_step_of_several_kernels_launches_them_all_in_the_loop():
+    plan = plan_of(REPO / "tests/programs/host_loops.fcl", "twoStep")
+    (loop,) = [s for s in plan.body if isinstance(s, P.Loop)]
+    assert sum(isinstance(s, P.Launch) for s in loop.body) == 2
