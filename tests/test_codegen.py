@@ -390,6 +390,26 @@ def test_too_much_local_memory_is_a_located_compile_error(tmp_path):
 
 
 @needs_device
+def test_static_local_memory_is_checked_before_the_device_compiler_sees_it(tmp_path, monkeypatch):
+    """A device compiler (NVIDIA's ptxas) refuses an oversized static __local array as a
+    build failure; FCL must report the user's error first, without building."""
+    from fcl.runtime import device as D
+    from fcl.runtime.device import choose_device, device_limits
+    limit = device_limits(choose_device(None))["local_mem_size"]
+    n = max(100000, limit // 4 + 1)
+    path = tmp_path / "big.fcl"
+    path.write_text(BIG_FORCE.format(n=n))
+    k = fcl.load_file(path).compile("big")
+
+    def no_build(*a, **kw):
+        raise AssertionError("built a kernel whose local memory cannot fit")
+    monkeypatch.setattr(D, "build_program", no_build)
+    with pytest.raises(CompileError) as info:
+        k(np.zeros(n, dtype=np.int32))
+    assert "local memory" in info.value.message and info.value.span.line == 4
+
+
+@needs_device
 def test_block_size_above_the_device_maximum_is_a_compile_error():
     from fcl.runtime.device import choose_device, device_limits
     biggest = device_limits(choose_device(None))["max_work_group_size"]

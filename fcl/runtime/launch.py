@@ -53,9 +53,11 @@ class Launcher:
             # Oclgrind cannot run some intrinsics clang's optimiser emits (llvm.abs)
             # and its uninitialised-value check trips on `freeze`: build unoptimised.
             options = options + ("-cl-opt-disable",)
+        self.limits = D.device_limits(device)
+        for k in plan.kernels:      # before the build: a device compiler refuses oversized static arrays
+            self.local_sizes(k, {}, static_only=True)
         self.program = D.build_program(self.context, source, options)
         self.kernels = {k.name: cl.Kernel(self.program, k.name) for k in plan.kernels}
-        self.limits = D.device_limits(device)
 
     # ------------------------------------------------------------ sizes
 
@@ -81,11 +83,14 @@ class Launcher:
         want = [self.size_of(g, env, f"the grid of {s.kernel}") for g in s.groups]
         return max(1, min(self.plan.num_groups, max(want, default=1)))
 
-    def local_sizes(self, k: K.Kernel, env: dict) -> list[tuple[K.Buffer, int]]:
-        """(buffer, bytes) of each local buffer; CompileError when they do not fit the device."""
+    def local_sizes(self, k: K.Kernel, env: dict, static_only: bool = False) -> list[tuple[K.Buffer, int]]:
+        """(buffer, bytes) of each local buffer (only those of constant size with
+        `static_only`); CompileError when they do not fit the device."""
         total, out = 0, []
         limit = self.limits["local_mem_size"]
         for b in k.locals_:
+            if static_only and not isinstance(b.size, K.Const):
+                continue
             n = self.size_of(b.size, env, b.origin)
             size = max(1, K.footprint(b, n * K.copies(b, self.plan.block_size, self.plan.warp_size)))
             out.append((b, size * np.dtype(DTYPES[b.ty]).itemsize))
