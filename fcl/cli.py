@@ -25,8 +25,25 @@ def main(argv=None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 1
+    if args.command in INTERRUPTIBLE:
+        return interruptible(lambda: dispatch(args))
+    return dispatch(args)
+
+
+# Commands that wait on OpenCL (builds, kernels): they run in a worker thread so
+# that Ctrl-C, which Python sees only in the main thread between bytecodes, stops
+# them at once even while a driver call blocks.
+INTERRUPTIBLE = ("run", "bench", "test", "devices")
+
+
+def dispatch(args) -> int:
+    """Run the command; map every error to its message and exit status."""
     try:
-        return args.func(args) or 0
+        status = args.func(args) or 0
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        return broken_pipe()
     except FCLError as e:
         print(e.render(), file=sys.stderr)
         return 1
@@ -46,6 +63,45 @@ def main(argv=None) -> int:
         print(f"fclc: internal error (a bug in FCL, please report it): {type(e).__name__}: {e}",
               file=sys.stderr)
         return 3
+
+
+def broken_pipe() -> int:
+    """The reader of our output went away (`fclc eval ... | head`): stop quietly,
+    with the status a process killed by SIGPIPE has."""
+    import os
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())     # the interpreter's final flush must not fail
+        os.close(null)
+    except (OSError, ValueError):
+        pass
+    return 141
+
+
+def interruptible(work) -> int:
+    """work() in a worker thread; Ctrl-C prints one line and ends the process
+    with status 130 at once (a running kernel is not waited for)."""
+    import os
+    import threading
+    box = []
+    old = threading.stack_size()
+    threading.stack_size(256 << 20)        # the evaluator recurses deeply (fcl.eval.machine)
+    try:
+        worker = threading.Thread(target=lambda: box.append(work()), name="fclc", daemon=True)
+        worker.start()
+    finally:
+        threading.stack_size(old)
+    try:
+        while worker.is_alive():
+            worker.join(0.1)
+    except KeyboardInterrupt:
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        print("fclc: interrupted", file=sys.stderr, flush=True)
+        os._exit(130)
+    return box[0] if box else 3
 
 
 # ---------------------------------------------------------------- argument parsing
@@ -221,9 +277,18 @@ def emit_result(args, result):
         if not isinstance(result, np.ndarray):
             from fcl.errors import ArgumentError
             raise ArgumentError(f"-o {args.output}: the result is not a one-dimensional array")
-        np.save(args.output, result)
+        writing(args.output, lambda: np.save(args.output, result))
         return
     print(format_value(result))
+
+
+def writing(path: str, write):
+    """write(), with a path that cannot be written as the user's error (exit 1)."""
+    try:
+        write()
+    except OSError as e:
+        from fcl.errors import ArgumentError
+        raise ArgumentError(f"-o {path}: cannot write it ({e.strerror or e})") from None
 
 
 def cmd_compile(args):
@@ -259,8 +324,7 @@ def cmd_compile(args):
     else:
         text = "\n".join(k.opencl_source for k in kernels)
     if args.output:
-        with open(args.output, "w") as f:
-            f.write(text)
+        writing(args.output, lambda: open(args.output, "w").write(text))
     else:
         print(text, end="" if text.endswith("\n") else "\n")
 

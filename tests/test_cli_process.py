@@ -1,0 +1,67 @@
+"""How `fclc` ends as a process: Ctrl-C during run/bench/test (one line, exit
+130, promptly, even while a kernel runs), a reader that stops reading
+(`| head`: quiet, exit 141), and an output path that cannot be written (exit 1)."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def start(repo_env, *args, **kw):
+    env = dict(repo_env)
+    env.pop("PYOPENCL_CTX", None)
+    return subprocess.Popen([sys.executable, "-m", "fcl.cli", *args], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def interrupt_after(proc, seconds: float) -> tuple[float, str]:
+    """Send SIGINT after `seconds`; (seconds until it ended, its stderr)."""
+    time.sleep(seconds)
+    assert proc.poll() is None, "the command ended before it could be interrupted"
+    t = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    return time.monotonic() - t, err
+
+
+@pytest.mark.parametrize("args", [
+    ["bench", "examples/reverse.fcl", "-e", "revDistribute", "256", "iota:1000000", "--repeat", "1000000"],
+    ["run", "examples/reverse.fcl", "-e", "revDistribute", "256", "iota:20000000"],
+    ["test"] + sorted(os.path.join("examples", f) for f in os.listdir(os.path.join(REPO, "examples"))
+                      if f.endswith(".fcl")) * 20,
+], ids=["bench", "run", "test"])
+def test_ctrl_c_stops_promptly_with_one_line(repo_env, args):
+    proc = start(repo_env, *args)
+    waited, err = interrupt_after(proc, 3.0 if args[0] != "run" else 1.5)
+    assert proc.returncode == 130
+    assert err == "fclc: interrupted\n"
+    assert waited < 5
+
+
+def test_eval_into_a_closed_pipe_ends_quietly(repo_env):
+    env = dict(repo_env)
+    proc = subprocess.run(f"{sys.executable} -m fcl.cli eval examples/reverse.fcl -e revDistribute 4 "
+                          f"iota:200000 | head -c 20; exit ${{PIPESTATUS[0]}}", shell=True,
+                          executable="/bin/bash", cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.stdout == "[199999, 199998, 199"
+    assert proc.stderr == ""
+    assert proc.returncode == 141
+
+
+@pytest.mark.parametrize("args", [
+    ["run", "examples/reverse.fcl", "-e", "revDistribute", "4", "iota:16"],
+    ["eval", "examples/reverse.fcl", "-e", "revDistribute", "4", "iota:16"],
+    ["compile", "examples/reverse.fcl", "-e", "revDistribute"],
+])
+def test_unwritable_output_is_a_user_error(repo_env, tmp_path, args):
+    target = str(tmp_path / "missing-folder" / "out.npy")
+    proc = subprocess.run([sys.executable, "-m", "fcl.cli", *args, "-o", target], cwd=REPO,
+                          env=repo_env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == f"error: -o {target}: cannot write it (No such file or directory)"
