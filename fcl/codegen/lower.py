@@ -114,6 +114,8 @@ class Builder:
         self.bufs: dict[str, BufRec] = {}
         self.params: set[str] = set()
         self.host_vars: list[K.Param] = []
+        self.guard: BufRec | None = None        # see _guarded_loop
+        self.guarded: list[str] = []
 
     def host_computable(self, e: K.Expr) -> bool:
         """True when the host can compute `e` from the arguments (sizes stay so)."""
@@ -640,13 +642,43 @@ def _dynamic_while(ctx, cond, step, bufs, base, n, level) -> SPull:
         head.emit(K.Let(anyv, K.binop("ne", K.Load("int", flag.name, K.cint(0)), K.cint(0))))
         steps = tuple(body.stmts) + tuple(updates)
         body_stmts = (K.If(going, steps), K.Barrier(cur.origin))
-        ctx.emit(K.Loop(tuple(head.stmts), K.Var("bool", anyv), body_stmts))
+        _guarded_loop(ctx, tuple(head.stmts), K.Var("bool", anyv), body_stmts, cur.name)
     else:
         sync(body, level, cur.origin)
         for u in updates:
             body.emit(u)
-        ctx.emit(K.Loop(tuple(head.stmts), c, tuple(body.stmts)))
+        _guarded_loop(ctx, tuple(head.stmts), c, tuple(body.stmts), cur.name, K.Var("int", length))
     return reader(pc, base, K.Var("int", length), lambda: ty)
+
+
+def _guarded_loop(ctx, head, cond, body, holder: str, length=None):
+    """Loop(head, cond, body) that also stops where the evaluator would say the
+    while never terminates: its condition holding on an empty array (`length` 0:
+    the step of an empty array is empty again; not given at warp level, where the
+    loop condition must stay uniform) or, failing that, after P.MAX_DEVICE_STEPS
+    steps.  Then it sets its bit (and CAPPED for the cap) in the plan's guard
+    buffer, which the host's CheckSteps reports.  `stuck` keeps the last condition:
+    true after the loop only when the guard ended it."""
+    b = ctx.b
+    steps, stuck = b.fresh("steps"), b.fresh("stuck")
+    ctx.emit(K.DeclVar(steps, K.cint(0)))
+    ctx.emit(K.DeclVar(stuck, K.const(False, "bool")))
+    capped = K.binop("ge", K.Var("int", steps), K.cint(P.MAX_DEVICE_STEPS))
+    going = K.binop("and", K.Var("bool", stuck), K.lt(K.Var("int", steps), K.cint(P.MAX_DEVICE_STEPS)))
+    if length is not None:
+        going = K.binop("and", going, K.binop("ne", length, K.cint(0)))
+    ctx.emit(K.Loop(head + (K.Assign(stuck, cond),), going,
+                    body + (K.Assign(steps, K.add(K.Var("int", steps), K.cint(1))),)))
+    if b.dry:
+        return
+    if b.guard is None:
+        b.guard = b.buffer("global", K.cint(1), "device while guard", "guard", prefix="guard")
+        b.guard.ty = "int"
+    if holder not in b.guarded:
+        b.guarded.append(holder)
+    bit = K.cint(1 << min(b.guarded.index(holder), 29))
+    flag = K.select(capped, K.binop("bor", bit, K.cint(P.CAPPED)), bit)
+    ctx.emit(K.If(K.Var("bool", stuck), (K.AtomicOr(b.guard.name, K.cint(0), flag),)))
 
 
 def _host_while(ctx, cond, step, bufs, n) -> SPull:
@@ -929,6 +961,8 @@ def assemble(b: Builder, name, args, params, result: P.Result, hw) -> P.Plan:
     all_params = tuple(params) + tuple(b.host_vars)
     buffers = tuple(frozen(r) for r in b.globals)
 
+    checks = (P.CheckSteps(b.guard.name, tuple(b.guarded)),) if b.guard is not None and b.guarded else ()
+
     def resolve(stmts) -> tuple:
         out = []
         for s in stmts:
@@ -942,7 +976,7 @@ def assemble(b: Builder, name, args, params, result: P.Result, hw) -> P.Plan:
         return tuple(out)
 
     return P.Plan(entry=name, args=tuple(args), params=all_params, buffers=buffers, kernels=tuple(kernels),
-                  body=resolve(b.host) + (result,), block_size=hw["#BlockSize"], warp_size=hw["#WarpSize"],
+                  body=resolve(b.host) + checks + (result,), block_size=hw["#BlockSize"], warp_size=hw["#WarpSize"],
                   num_groups=hw["#NumGroups"])
 
 

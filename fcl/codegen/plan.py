@@ -16,6 +16,11 @@ buffers, the kernels and the host program `body`, a sequence of:
   host scalars it takes as arguments, in order: each kernel receives only those;
 * `ReadScalar(var, buffer)`: copy element 0 of an int buffer to a host scalar;
 * `Loop(head, cond, body)`: `while true: head; if not cond: break; body`;
+* `CheckSteps(buffer, loops)`: read the int `buffer` (a "guard" buffer, zero
+  when allocated); bit k (k < 30) set means the device-side `while` holding
+  buffer `loops[k]` stopped with its condition still true, on an empty array
+  or (bit CAPPED also set) after MAX_DEVICE_STEPS steps: a run-time error
+  located at that `while`;
 * `Result(kind, buffer, ty, length)`: the value the entry returns (last).
 
 Host expressions are kernel-IR expressions over `params` (`kir.eval_host`).
@@ -105,6 +110,19 @@ class Loop(HostStmt):
     head: tuple[HostStmt, ...]
     cond: K.Expr
     body: tuple[HostStmt, ...]
+
+
+@dataclass(frozen=True)
+class CheckSteps(HostStmt):
+    buffer: str
+    loops: tuple[str, ...]
+
+
+# A device-side (block, warp or thread level) while stops after this many steps
+# and reports it through its plan's CheckSteps: a loop that never ends must not
+# hang the device (the evaluator reports one that makes no progress).
+MAX_DEVICE_STEPS = 1 << 20
+CAPPED = 1 << 30        # in a guard buffer: a loop stopped at MAX_DEVICE_STEPS
 
 
 @dataclass(frozen=True)
@@ -234,6 +252,8 @@ def host_stmt_text(plan: Plan, s: HostStmt) -> str:
                 f"({', '.join(s.uses.buffers + s.uses.params)})")
     if isinstance(s, ReadScalar):
         return f"{s.var} := read {s.buffer}[0]"
+    if isinstance(s, CheckSteps):
+        return f"check {s.buffer}: no device while was stopped by its guard ({', '.join(s.loops)})"
     if isinstance(s, Result):
         return f"result: {s.kind} in {s.buffer}, length {K.format_expr(s.length)}"
     if isinstance(s, Loop):
@@ -285,7 +305,7 @@ def _stmt_json(s: HostStmt) -> dict:
         doc = {"op": "set" if isinstance(s, SetVar) else "result"}
         doc.update({k: K.format_expr(v) if isinstance(v, K.Expr) else v for k, v in vars(s).items()})
         return doc
-    ops = {Alloc: "alloc", Bind: "bind", Swap: "swap", ReadScalar: "read"}
+    ops = {Alloc: "alloc", Bind: "bind", Swap: "swap", ReadScalar: "read", CheckSteps: "check_steps"}
     return {"op": ops[type(s)], **vars(s)}
 
 

@@ -74,6 +74,10 @@ class Kernels:
     def _alloc(self, n, dtype):
         return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, max(1, n) * np.dtype(dtype).itemsize)
 
+    def _zeros(self, n, dtype):
+        return cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                         hostbuf=np.zeros(max(1, n), dtype))
+
     def _upload(self, host):
         host = host if host.size else np.zeros(1, host.dtype)
         return cl.Buffer(self.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
@@ -143,7 +147,15 @@ class MethodPrinter:
 
     def py_Alloc(self, s: P.Alloc, d: int):
         b = self.plan.buffer(s.buffer)
+        if b.role == "guard":
+            self.emit(d, f"{b.name} = self._zeros({py_expr(b.size)}, {NP_TYPES[b.ty]})  # {b.origin}")
+            return
         self.emit(d, f"{b.name} = self._alloc({py_expr(b.size)}, {NP_TYPES[b.ty]})  # {b.origin}")
+
+    def py_CheckSteps(self, s: P.CheckSteps, d: int):
+        self.emit(d, f"if int(self._read({s.buffer}, 1, np.int32)[0]):")
+        self.emit(d + 1, "raise RuntimeError('a while on the device does not terminate for these arguments "
+                         f"(its condition still held on an empty array or after {P.MAX_DEVICE_STEPS} steps)')")
 
     def py_SetVar(self, s: P.SetVar, d: int):
         self.emit(d, f"{s.var} = {py_expr(s.expr)}")

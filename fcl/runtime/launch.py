@@ -16,7 +16,7 @@ import numpy as np
 
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.errors import ArgumentError, CompileError, CompilerBug
+from fcl.errors import ArgumentError, CompileError, CompilerBug, EvalError
 from fcl.runtime import device as D
 
 DTYPES = {"int": np.int32, "float": np.float32, "double": np.float64, "bool": np.uint8}
@@ -142,8 +142,26 @@ class Launcher:
     def do_Alloc(self, s: P.Alloc, st: State):
         b = self.plan.buffer(s.buffer)
         n = max(1, self.size_of(b.size, st.env, b.origin))
+        if b.role == "guard":       # starts at zero: CheckSteps reads it
+            st.bufs[b.name] = self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE | self.cl.mem_flags.COPY_HOST_PTR,
+                                             hostbuf=np.zeros(n, dtype=DTYPES[b.ty]))
+            return
         st.bufs[b.name] = self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE,
                                          n * np.dtype(DTYPES[b.ty]).itemsize)
+
+    def do_CheckSteps(self, s: P.CheckSteps, st: State):
+        host = np.zeros(1, dtype=np.int32)
+        self.cl.enqueue_copy(self.queue, host, st.buffer(s.buffer))
+        bits = int(host[0])
+        if bits:
+            k = min(k for k in range(len(s.loops)) if bits >> min(k, 29) & 1)
+            span = self.spans.get(s.loops[k])
+            if bits & P.CAPPED:
+                raise EvalError(f"this while ran {P.MAX_DEVICE_STEPS} steps on the device without its "
+                                f"condition becoming false; it does not seem to terminate for these "
+                                f"arguments", span, [f"the device stops a while after {P.MAX_DEVICE_STEPS} steps"])
+            raise EvalError("while never terminates: the array is empty and the condition still holds "
+                            "(the step of an empty array is empty again)", span)
 
     def do_SetVar(self, s: P.SetVar, st: State):
         st.env[s.var] = self.size_of(s.expr, st.env, "a while loop")
