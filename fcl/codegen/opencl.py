@@ -125,7 +125,7 @@ class OpenCLRenderer:
         for p in (params[name] for name in uses.params):
             out.append(f"const {'int' if p.ty == 'bool' else p.ty} {p.name}")
         for b in k.locals_:
-            if not self.static_size(b):
+            if self.static_size(b) is None:      # (a size of 0 is static too)
                 out.append(f"{self.local_kw} {STORAGE[b.ty]}* {b.name}  /* {self.describe(b)}; size set by the host */")
         return out
 
