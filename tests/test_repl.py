@@ -21,7 +21,8 @@ def session():
 def _has_cpu_device() -> bool:
     try:
         import pyopencl as cl
-        return any("oclgrind" not in p.name.lower() and p.get_devices() for p in cl.get_platforms())
+        from fcl.runtime.platforms import all_devices, is_oclgrind
+        return any(not is_oclgrind(d) for d in all_devices())
     except Exception:
         return False
 

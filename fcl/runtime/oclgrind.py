@@ -26,8 +26,8 @@ OCLGRIND_ENV = {
 def oclgrind_available() -> bool:
     """Whether an Oclgrind platform is visible to pyopencl in this process."""
     try:
-        import pyopencl as cl
-        return any("oclgrind" in p.name.lower() for p in cl.get_platforms())
+        from fcl.runtime.platforms import all_devices, is_oclgrind
+        return any(is_oclgrind(d) for d in all_devices())
     except Exception:      # no pyopencl, or no ICD loader platforms at all
         return False
 
