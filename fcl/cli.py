@@ -6,19 +6,19 @@ itself prints one line saying so and exits 3.  Never a Python traceback.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 
 import numpy as np
 
-from fcl.errors import CompilerBug, EnvironmentProblem, FCLError
+from fcl.errors import ArgumentError, CompilerBug, EnvironmentProblem, FCLError
+from fcl.values import ELIDE_THRESHOLD as ELIDE
 
 
 def main(argv=None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:
-        bad = [x for x in extra if x.startswith("-") and not _is_number(x)]
+        bad = [x for x in extra if x.startswith("-") and not _is_number(x) and not _is_fragment(x)]
         if bad or getattr(args, "command", None) not in ("eval", "run", "bench"):
             parser.error(f"unrecognized arguments: {' '.join(bad or extra)}")
         args.args = list(args.args) + extra
@@ -106,6 +106,12 @@ def interruptible(work) -> int:
 
 # ---------------------------------------------------------------- argument parsing
 
+def _is_fragment(text: str) -> bool:
+    """`-3]`, `-2.5),`: the tail of an array or pair literal that the shell split at spaces."""
+    import re
+    return re.fullmatch(r"-\d[\d.eEf]*[\])]*,?", text) is not None
+
+
 def _is_number(text: str) -> bool:
     try:
         float(text.rstrip("f"))
@@ -114,9 +120,48 @@ def _is_number(text: str) -> bool:
         return False
 
 
+ARG_HELP = """\
+arguments (ARG), one per parameter of NAME, in order:
+  17  -3  2.5  2.5f  true          int, int, double, float (f suffix), bool
+  [1, 2, 3]  [[1, 2], [3, 4]]      arrays (quote them for the shell: '[1, 2, 3]')
+  (1, [2, 3])                      a pair
+  iota:N                           the int array [0, 1, ..., N-1]
+  random:N[:int|double|float|bool] N random values: ints in [0, 100), doubles and
+                                   floats in [0, 1); --seed S repeats them
+  @file.npy                        a 1-D NumPy array (int32, float32, float64, bool)
+Ints are taken as doubles (or floats) where the parameter is double (or float),
+and in an array literal [1, 2.5] the ints become doubles too."""
+
+EXAMPLES = {
+    "check": "example:\n  fclc check examples/reverse.fcl",
+    "eval": "examples:\n  fclc eval examples/reverse.fcl -e revDistribute 4 iota:16\n"
+            "  fclc eval examples/reduce.fcl -e sumChunks 8 iota:32 --cost",
+    "run": "examples:\n  fclc run examples/reverse.fcl -e revDistribute 4 iota:16\n"
+           "  fclc run examples/reduce.fcl -e sumChunksD 512 random:1048576:double -o sums.npy",
+    "bench": "examples:\n  fclc bench examples/reduce.fcl -e sumChunks 512 iota:16777216\n"
+             "  fclc bench examples/reverse.fcl -e revDistribute      (the datasets of its test blocks)",
+    "compile": "examples:\n  fclc compile examples/transpose.fcl -e transposeTiled --explain\n"
+               "  fclc compile examples/reverse.fcl -e revDistribute -o reverse.cl\n"
+               "  fclc compile examples/reverse.fcl -e revDistribute -e revGrid --emit py -o reverse.py",
+    "test": "examples:\n  fclc test examples/reverse.fcl\n  fclc test examples/*.fcl -j 2 --timeout 60",
+    "repl": "example:\n  fclc repl examples/reverse.fcl      then :help at the prompt",
+    "devices": "examples:\n  fclc devices\n  fclc run examples/reverse.fcl -e revGrid iota:8 --device pocl",
+}
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("fcl")
+    except PackageNotFoundError:
+        return "unknown (not installed; run `pip install .`)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--no-prelude", action="store_true", help="do not load prelude/prelude.fcl")
+    raw = argparse.RawDescriptionHelpFormatter
+    prelude_only = argparse.ArgumentParser(add_help=False)
+    prelude_only.add_argument("--no-prelude", action="store_true", help="do not load prelude/prelude.fcl")
+    common = argparse.ArgumentParser(add_help=False, parents=[prelude_only])
     common.add_argument("--block-size", type=int, default=None, metavar="N", help="#BlockSize (default 256)")
     common.add_argument("--warp-size", type=int, default=None, metavar="N", help="#WarpSize (default 32)")
     common.add_argument("--num-groups", type=int, default=None, metavar="N",
@@ -130,53 +175,82 @@ def build_parser() -> argparse.ArgumentParser:
     passes.add_argument("--no-pass", action="append", default=[], metavar="NAME",
                         help="switch one optimising pass off (repeatable; `fclc compile --passes` lists them)")
 
-    p = argparse.ArgumentParser(prog="fclc", description="FCL: low-level functional GPU kernels")
+    p = argparse.ArgumentParser(prog="fclc", description="FCL: low-level functional GPU kernels",
+                                epilog="quick start:\n  fclc run examples/reverse.fcl -e revDistribute 4 iota:16\n"
+                                       "`fclc COMMAND -h` shows each command's options and examples.",
+                                formatter_class=raw)
+    p.add_argument("--version", action="version", version=f"fclc {_version()}")
     sub = p.add_subparsers(dest="command")
 
-    c = sub.add_parser("check", parents=[common], help="parse and type-check; print each declaration's type")
-    c.add_argument("file")
+    c = sub.add_parser("check", parents=[prelude_only], help="parse and type-check; print each declaration's type",
+                       epilog=EXAMPLES["check"], formatter_class=raw)
+    c.add_argument("file", help="the .fcl program")
     c.set_defaults(func=cmd_check)
 
     for name, func, text in (("eval", cmd_eval, "run with the reference evaluator"),
                              ("run", cmd_run, "compile and run on an OpenCL device"),
                              ("bench", cmd_bench, "time the compiled kernels (median of runs)")):
-        e = sub.add_parser(name, parents=[common] + ([passes] if name != "eval" else []), help=text)
-        e.add_argument("file")
-        e.add_argument("-e", "--entry", required=True, metavar="NAME")
-        e.add_argument("args", nargs="*", metavar="ARG")
-        e.add_argument("-o", "--output", metavar="OUT.npy", help="write an array result to a .npy file")
+        e = sub.add_parser(name, parents=[common] + ([passes] if name != "eval" else []), help=text, description=text,
+                           epilog=ARG_HELP + "\n\n" + EXAMPLES[name], formatter_class=raw)
+        e.add_argument("file", help="the .fcl program")
+        e.add_argument("-e", "--entry", required=True, metavar="NAME",
+                       help="the declaration to run (its parameters take the ARGs)")
+        e.add_argument("args", nargs="*", metavar="ARG", help="the arguments (below)")
+        if name != "bench":
+            e.add_argument("-o", "--output", metavar="OUT.npy",
+                           help="write an array result to a .npy file instead of printing it")
+            e.add_argument("--full", action="store_true",
+                           help=f"print every element of large results (by default arrays of more than "
+                                f"{ELIDE} elements print as [a, b, c, ..., x, y, z])")
         if name == "eval":
             e.add_argument("--cost", action="store_true", help="also print work, span, memory traffic, barriers")
         if name == "bench":
-            e.add_argument("--repeat", type=int, default=20, help="timed runs (default 20)")
+            e.add_argument("--repeat", type=int, default=20, metavar="N", help="timed runs (default 20)")
+            e.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                           help="stop timing a dataset after this many seconds (at least one run)")
+            e.add_argument("--json", action="store_true", help="print the results as JSON")
         if name != "eval":
             static_options(e, dynamic=True)
         e.set_defaults(func=func)
 
-    k = sub.add_parser("compile", parents=[common, passes], help="compile to OpenCL C")
-    k.add_argument("file", nargs="?")
-    k.add_argument("-e", "--entry", metavar="NAME", action="append")
+    k = sub.add_parser("compile", parents=[common, passes], help="compile to OpenCL C",
+                       description="compile to OpenCL C (printed, or written with -o)",
+                       epilog=EXAMPLES["compile"], formatter_class=raw)
+    k.add_argument("file", nargs="?", help="the .fcl program")
+    k.add_argument("-e", "--entry", metavar="NAME", action="append",
+                   help="an entry point to compile (repeat -e for several)")
     k.add_argument("--passes", action="store_true", help="list the kernel-IR passes in order and exit")
-    k.add_argument("-o", "--output", metavar="OUT")
-    k.add_argument("--emit", choices=("cl", "py", "json"), default="cl")
-    k.add_argument("--explain", action="store_true", help="print the launch plan")
+    k.add_argument("-o", "--output", metavar="OUT", help="write the --emit output to OUT instead of printing it")
+    k.add_argument("--emit", choices=("cl", "py", "json"), default=None,
+                   help="cl: OpenCL C (default); py: a Python module that runs the kernels with pyopencl; "
+                        "json: the host plan")
+    k.add_argument("--explain", action="store_true",
+                   help="print the launch plan in words (kernels, buffers, local memory, barriers)")
     k.add_argument("--dump", metavar="WHAT", type=dump_choice,
                    help="print an intermediate form: ast, types, kir (after every pass), "
                         "kir-after=NAME (after pass NAME; kir-after=lower: before any pass) or cl")
     static_options(k, dynamic=False)
     k.set_defaults(func=cmd_compile)
 
-    t = sub.add_parser("test", parents=[common], help="run the test blocks of FILEs")
+    t = sub.add_parser("test", parents=[common], help="run the test blocks of FILEs",
+                       description="run the test blocks (`-- == entry: NAME`, `-- input { } output { }`) "
+                                   "of FILEs on the evaluator and the OpenCL device",
+                       epilog=EXAMPLES["test"], formatter_class=raw)
     t.add_argument("files", nargs="+", metavar="FILE")
     t.add_argument("--evaluator-only", action="store_true", help="do not run on the OpenCL device")
+    t.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="fail a test that takes longer than this (default: no limit)")
+    t.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="run N tests at a time (processes)")
     t.set_defaults(func=cmd_test)
 
     d = sub.add_parser("devices", parents=[common],
-                       help="list the OpenCL devices, whether each builds kernels, and the default")
+                       help="list the OpenCL devices, whether each builds kernels, and the default",
+                       epilog=EXAMPLES["devices"], formatter_class=raw)
     d.set_defaults(func=cmd_devices)
 
-    r = sub.add_parser("repl", parents=[common], help="interactive session")
-    r.add_argument("file", nargs="?")
+    r = sub.add_parser("repl", parents=[common], help="interactive session",
+                       epilog=EXAMPLES["repl"], formatter_class=raw)
+    r.add_argument("file", nargs="?", help="a .fcl program to load")
     r.set_defaults(func=cmd_repl)
     return p
 
@@ -229,7 +303,13 @@ def static_args(args) -> dict:
 
 def parse_args(args) -> list:
     from fcl.values import parse_arg
-    return [parse_arg(text, seed=args.seed, position=k + 1) for k, text in enumerate(args.args)]
+    from fcl.values import rejoin
+    return [parse_arg(text, seed=args.seed, position=k + 1) for k, text in enumerate(rejoin(args.args))]
+
+
+def conflict(first: str, second: str, why: str):
+    """Two options that cannot be used together -> ArgumentError (exit 1), never silently one."""
+    return ArgumentError(f"{first} and {second} cannot be used together: {why}")
 
 
 def cmd_check(args):
@@ -258,28 +338,37 @@ def cmd_run(args):
 
 
 def cmd_bench(args):
-    prog = load(args)
-    values = parse_args(args)
-    kernel = prog.compile(args.entry, **compile_options(args))
-    values = kernel.full_args(values)
-    result = kernel(*values)
-    times = kernel.time(*values, repeat=max(1, args.repeat))
-    median = statistics.median(times)
-    moved = sum(np.asarray(v).nbytes for v in values if isinstance(v, np.ndarray)) + np.asarray(result).nbytes
-    print(f"{args.entry}: median {median * 1e6:.1f} us over {len(times)} runs "
-          f"(min {min(times) * 1e6:.1f} us), {moved / median / 1e9:.2f} GB/s effective "
-          f"({moved} bytes read and written)")
+    from fcl.bench import bench_command
+    return bench_command(args, load(args), compile_options(args))
 
 
 def emit_result(args, result):
-    from fcl.values import format_value
+    from fcl.values import count_elements, format_elided, format_value
     if getattr(args, "output", None):
+        if getattr(args, "full", False):
+            raise conflict("-o", "--full", "-o writes the result to a file, --full prints it")
         if not isinstance(result, np.ndarray):
-            from fcl.errors import ArgumentError
             raise ArgumentError(f"-o {args.output}: the result is not a one-dimensional array")
         writing(args.output, lambda: np.save(args.output, result))
         return
-    print(format_value(result))
+    if getattr(args, "full", False):
+        print(format_value(result))
+        return
+    text = format_elided(result)
+    print(text)
+    if "..." in text:
+        print(f"fclc: the result has {count_elements(result)} elements; --full prints them all, "
+              f"-o OUT.npy saves them", file=sys.stderr)
+
+
+def check_compile_flags(args) -> None:
+    """--explain, --dump and --emit each choose what to print: at most one; -o only with --emit."""
+    chosen = [f for f, on in (("--explain", args.explain), (f"--dump {args.dump}", args.dump),
+                              (f"--emit {args.emit}", args.emit)) if on]
+    if len(chosen) > 1:
+        raise conflict(chosen[0], chosen[1], "each chooses what to print; give one")
+    if args.output and (args.explain or args.dump):
+        raise conflict("-o", chosen[0], "-o writes the --emit output (OpenCL C, Python or JSON)")
 
 
 def writing(path: str, write):
@@ -299,6 +388,7 @@ def cmd_compile(args):
     if not args.file or not args.entry:
         from fcl.errors import ArgumentError
         raise ArgumentError("compile needs a FILE and at least one -e NAME (or --passes)")
+    check_compile_flags(args)
     prog = load(args)
     if args.dump == "ast":
         from fcl.syntax import print_program
@@ -331,8 +421,12 @@ def cmd_compile(args):
 
 def cmd_test(args):
     from fcl.testrun import run_test_files
+    if args.evaluator_only and args.device:
+        raise conflict("--evaluator-only", "--device", "the tests would not run on the device")
+    if args.jobs < 1:
+        raise ArgumentError(f"-j {args.jobs}: the number of jobs must be at least 1")
     return run_test_files(args.files, prelude=not args.no_prelude, device=None if args.evaluator_only else (args.device or ""),
-                          hw=hw_options(args), seed=args.seed)
+                          hw=hw_options(args), seed=args.seed, timeout=args.timeout, jobs=args.jobs)
 
 
 def cmd_devices(args):

@@ -3,49 +3,165 @@
 Each `input`/`output` pair runs on the reference evaluator and, unless told
 otherwise, compiled on the OpenCL device; both must give the expected value
 (doubles and floats within 1e-6 relative).  An `error:` test expects a program
-error from the evaluator whose message contains the text.  Prints one line per
-test and a closing `N passed, N failed` line; returns the exit status.  A problem
+error from the evaluator whose message contains the text.  Prints the device
+used, one line per test and a closing `N passed, N failed` line; returns the
+exit status.  A problem
 with the device itself (EnvironmentProblem: none usable, out of memory) is not a
 failed test: it stops the run, and fclc reports it once and exits 2.
+
+Each `-- ==` block is read on its own, so a malformed block fails alone and
+the others still run.  A file without test blocks gets a warning on stderr.
+A mismatch names both lengths and the first differing index.  `timeout`
+fails a test that runs longer (seconds, per test); `jobs` > 1 runs tests in
+that many worker processes, printing in file order.
 """
 from __future__ import annotations
 
+import re
+import signal
 import sys
+from dataclasses import dataclass
 
 from fcl.errors import CompilerBug, EnvironmentProblem, FCLError
 
+BLOCK_START = re.compile(r"^\s*--\s*==")
 
-def run_test_files(files, prelude=True, device=None, hw=None, seed=None, out=sys.stdout) -> int:
+
+@dataclass(frozen=True)
+class BrokenBlock:
+    """A `-- ==` block that could not be read (`line` None: the whole file): it fails alone."""
+
+    line: int | None
+    message: str
+
+
+class CaseTimeout(BaseException):
+    """Raised by the timer inside a test that runs too long (BaseException: the evaluator
+    turns ordinary exceptions into EvalError)."""
+
+
+def run_test_files(files, prelude=True, device=None, hw=None, seed=None, out=None,
+                   timeout: float | None = None, jobs: int = 1) -> int:
     """Run every test of `files`; `device` None = evaluator only, "" = default device."""
-    passed = failed = 0
+    out = out or sys.stdout
+    if device is not None:
+        print(f"device: {device_name(device)}", file=out, flush=True)
+    tasks = []               # (path, TestCase or BrokenBlock), in file order
     for path in files:
-        p, f = run_file(path, prelude, device, hw or {}, seed, out)
-        passed, failed = passed + p, failed + f
+        tasks.extend((path, item) for item in read_tests(path, prelude))
+    settings = (prelude, device, hw or {}, seed, timeout)
+    passed = failed = 0
+    for path, item, (ok, detail) in _results(tasks, settings, jobs):
+        where = (f"{path}:{item.line} {item.entry} " if hasattr(item, "entry") else
+                 f"{path}:{item.line}: " if item.line is not None else f"{path}: ")
+        print(f"{'ok  ' if ok else 'FAIL'} {where}{detail}", file=out, flush=True)
+        passed, failed = passed + ok, failed + (not ok)
     print(f"{passed} passed, {failed} failed", file=out)
     return 0 if failed == 0 else 1
 
 
-def run_file(path, prelude, device, hw, seed, out) -> tuple[int, int]:
-    import fcl
+def device_name(spec: str) -> str:
+    from fcl.runtime.device import choose_device
+    d = choose_device(spec or None)
+    return f"{d.name.strip()} ({d.platform.name.strip()})"
+
+
+def read_tests(path: str, prelude: bool) -> list:
+    """The test cases and broken blocks of one file, in order (one BrokenBlock for a file that
+    cannot be read or does not load)."""
     from fcl.testblocks import parse_test_blocks
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
-        cases = parse_test_blocks(text, path)
-        prog = fcl.load_file(path, prelude=prelude)
-    except FCLError as e:
-        print(f"FAIL {path}: {e.render()}", file=out)
-        return 0, 1
     except OSError as e:
-        print(f"FAIL {path}: cannot read it ({e.strerror})", file=out)
-        return 0, 1
-    passed = failed = 0
-    kernels: dict = {}
-    for case in cases:
-        ok, detail = run_case(prog, case, device, hw, seed, kernels)
-        print(f"{'ok  ' if ok else 'FAIL'} {path}:{case.line} {case.entry} {detail}", file=out)
-        passed, failed = passed + ok, failed + (not ok)
-    return passed, failed
+        return [BrokenBlock(None, f"cannot read it ({e.strerror})")]
+    loaded = program(path, prelude)
+    if isinstance(loaded, str):
+        return [BrokenBlock(None, loaded)]
+    items: list = []
+    blocks = split_blocks(text)
+    if not blocks:
+        print(f"warning: {path} has no test blocks (a block starts with a comment line "
+              f"`-- == entry: NAME`, then `-- input {{ ... }} output {{ ... }}`)", file=sys.stderr)
+    for first, block_text in blocks:
+        try:
+            items.extend(parse_test_blocks(block_text, path))
+        except FCLError as e:
+            items.append(BrokenBlock(e.span.line if e.span else first, f"malformed test block: {e.message}"))
+    return items
+
+
+def split_blocks(text: str) -> list[tuple[int, str]]:
+    """File text -> (first line, text with every other block's lines blanked) per `-- ==` block;
+    the blanking keeps line numbers."""
+    lines = text.split("\n")
+    starts = [i for i, line in enumerate(lines) if BLOCK_START.match(line)]
+    blocks = []
+    for k, start in enumerate(starts):
+        end = starts[k + 1] if k + 1 < len(starts) else len(lines)
+        kept = ["" if not start <= i < end else line for i, line in enumerate(lines)]
+        blocks.append((start + 1, "\n".join(kept)))
+    return blocks
+
+
+def _results(tasks, settings, jobs):
+    """(path, item, (ok, detail)) for each task, in order; in `jobs` processes when > 1."""
+    if jobs <= 1 or len(tasks) <= 1:
+        for path, item in tasks:
+            yield path, item, run_task(path, item, settings)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(run_task, path, item, settings) for path, item in tasks]
+        for (path, item), future in zip(tasks, futures):
+            yield path, item, future.result()
+
+
+_PROGRAMS: dict = {}         # per process: (path, prelude) -> Program or the error text
+_KERNELS: dict = {}
+
+
+def run_task(path, item, settings) -> tuple[bool, str]:
+    """One test (or broken block, or unreadable file) -> (passed, detail)."""
+    prelude, device, hw, seed, timeout = settings
+    if isinstance(item, BrokenBlock):
+        return False, item.message
+    prog = program(path, prelude)
+    if isinstance(prog, str):
+        return False, prog
+    return with_timeout(timeout, lambda: run_case(prog, item, device, hw, seed, _KERNELS))
+
+
+def program(path: str, prelude: bool):
+    import fcl
+    key = (path, prelude)
+    if key not in _PROGRAMS:
+        try:
+            _PROGRAMS[key] = fcl.load_file(path, prelude=prelude)
+        except FCLError as e:
+            _PROGRAMS[key] = e.render()
+        except OSError as e:
+            _PROGRAMS[key] = f"cannot read it ({e.strerror})"
+    return _PROGRAMS[key]
+
+
+def with_timeout(seconds: float | None, action):
+    """action() -> its result, or (False, `timed out ...`) after `seconds` (main thread only)."""
+    if not seconds:
+        return action()
+
+    def expire(signum, frame):
+        raise CaseTimeout()
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return action()
+    except CaseTimeout:
+        return False, f"timed out after {seconds:g} s (--timeout)"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def run_case(prog, case, device, hw, seed, kernels) -> tuple[bool, str]:
@@ -62,17 +178,21 @@ def run_case(prog, case, device, hw, seed, kernels) -> tuple[bool, str]:
                 return True, f"(error: {case.error})"
             return False, f"expected an error containing '{case.error}', got: {e.message}"
         return False, f"expected an error containing '{case.error}', got {short(format_value(result))}"
-    expected = parse_arg(case.expected)
+    try:
+        expected = parse_arg(case.expected)
+    except FCLError as e:
+        return False, f"bad output: {e.message}"
     where = ["evaluator"]
     try:
         result = prog.evaluate(case.entry, *args, **hw)
     except FCLError as e:
         return False, f"evaluator: {e.message}"
     if not values_equal(expected, result):
-        return False, f"evaluator gave {short(format_value(result))}, expected {short(case.expected)}"
+        return False, f"evaluator gave {short(format_value(result))}, expected {short(case.expected)}" \
+                      f"{mismatch(expected, result)}"
     if device is not None:
         try:
-            key = case.entry
+            key = (id(prog), case.entry)
             if key not in kernels:
                 kernels[key] = prog.compile(case.entry, device=device or None, **hw)
             result = kernels[key](*args)
@@ -85,9 +205,37 @@ def run_case(prog, case, device, hw, seed, kernels) -> tuple[bool, str]:
         except Exception as e:  # noqa: BLE001 - one broken test must not stop the others
             return False, f"device: internal error (a bug in FCL): {type(e).__name__}: {short(str(e), 300)}"
         if not values_equal(expected, result):
-            return False, f"device gave {short(format_value(result))}, expected {short(case.expected)}"
+            return False, f"device gave {short(format_value(result))}, expected {short(case.expected)}" \
+                          f"{mismatch(expected, result)}"
         where.append("device")
     return True, f"({', '.join(where)})"
+
+
+def mismatch(expected, actual, path: str = "") -> str:
+    """`; lengths 8 and 7` / `; first difference at index 3: expected 4, got 5` (or '')."""
+    from fcl.values import EmptyArray, format_value, values_equal
+    seq = (list, tuple) if not isinstance(expected, tuple) else (list,)
+    if isinstance(expected, tuple) and isinstance(actual, tuple) and len(expected) == len(actual) == 2:
+        for k, part in enumerate(("first", "second")):
+            if not values_equal(expected[k], actual[k]):
+                return mismatch(expected[k], actual[k], f"{path}in the {part} component, ")
+        return ""
+    if not _is_array(expected, seq) or not _is_array(actual, seq):
+        return ""
+    n, m = len(expected), len(actual)
+    if isinstance(expected, EmptyArray) or isinstance(actual, EmptyArray):
+        return f"; {path}lengths: expected {n}, got {m}" if n != m else ""
+    lengths = f"lengths: expected {n}, got {m}; " if n != m else f"length {n}; "
+    for i in range(min(n, m)):
+        if not values_equal(expected[i], actual[i]):
+            return (f"; {path}{lengths}first difference at index {i}: expected "
+                    f"{short(format_value(expected[i]), 60)}, got {short(format_value(actual[i]), 60)}")
+    return f"; {path}lengths: expected {n}, got {m}" if n != m else ""
+
+
+def _is_array(v, seq) -> bool:
+    import numpy as np
+    return isinstance(v, seq) or (isinstance(v, np.ndarray) and v.ndim >= 1)
 
 
 def short(text: str, limit: int = 120) -> str:

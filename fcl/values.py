@@ -261,6 +261,19 @@ def _generate(kind: str, rest: str, seed: int | None, position: int | None, wher
     raise ArgumentError(f"could not read {where}: unknown element type `{elem}`; expected {usage}")
 
 
+def rejoin(texts: list[str]) -> list[str]:
+    """Arguments the shell split inside brackets (`[1,` `2]`) -> whole literals (`[1, 2]`)."""
+    out: list[str] = []
+    depth = 0
+    for text in texts:
+        if depth > 0:
+            out[-1] += " " + text
+        else:
+            out.append(text)
+        depth += sum((ch in "([") - (ch in ")]") for ch in text)
+    return out
+
+
 def parse_arg(text: str, seed: int | None = None, position: int | None = None):
     """Argument text -> canonical value (see module doc); ArgumentError naming the text.
 
@@ -313,6 +326,40 @@ def format_value(v) -> str:
     if isinstance(v, list):
         return "[" + ", ".join(format_value(x) for x in v) + "]"
     raise TypeError(f"format_value: not an FCL value: {v!r}")
+
+
+ELIDE_THRESHOLD = 1000     # arrays longer than this print elided (NumPy's threshold)
+ELIDE_EDGE = 3             # elements shown at each end
+
+
+def format_elided(v) -> str:
+    """format_value, but arrays of more than ELIDE_THRESHOLD elements show only their first
+    and last ELIDE_EDGE elements around `...`, NumPy style: `[0, 1, 2, ..., 97, 98, 99]`."""
+    if isinstance(v, tuple) and len(v) == 2:
+        return f"({format_elided(v[0])}, {format_elided(v[1])})"
+    if isinstance(v, (np.ndarray, list)) and not isinstance(v, EmptyArray) and np.ndim(v) >= 1:
+        items = list(v) if isinstance(v, list) or np.ndim(v) > 1 else None
+        if len(v) > ELIDE_THRESHOLD:
+            if items is None:
+                shown = _format_elements(v[:ELIDE_EDGE]) + ["..."] + _format_elements(v[-ELIDE_EDGE:])
+            else:
+                shown = ([format_elided(x) for x in items[:ELIDE_EDGE]] + ["..."]
+                         + [format_elided(x) for x in items[-ELIDE_EDGE:]])
+            return "[" + ", ".join(shown) + "]"
+        if items is not None:
+            return "[" + ", ".join(format_elided(x) for x in items) + "]"
+    return format_value(v)
+
+
+def count_elements(v) -> int:
+    """The number of scalars in a value (for `N elements` notes)."""
+    if isinstance(v, tuple):
+        return sum(count_elements(x) for x in v)
+    if isinstance(v, list):
+        return sum(count_elements(x) for x in v)
+    if isinstance(v, np.ndarray):
+        return int(v.size)
+    return 1
 
 
 def _format_elements(arr: np.ndarray) -> list[str]:
