@@ -45,7 +45,7 @@ def dispatch(args) -> int:
     except BrokenPipeError:
         return broken_pipe()
     except FCLError as e:
-        print(e.render(), file=sys.stderr)
+        print(e.render(color=use_color(getattr(args, "color", "auto"), sys.stderr)), file=sys.stderr)
         return 1
     except EnvironmentProblem as e:
         print(f"fclc: {e}", file=sys.stderr)
@@ -106,6 +106,15 @@ def interruptible(work) -> int:
 
 # ---------------------------------------------------------------- argument parsing
 
+def use_color(choice: str, stream) -> bool:
+    """--color always/never, or auto: a terminal, NO_COLOR unset or empty, TERM not `dumb`."""
+    import os
+    if choice in ("always", "never"):
+        return choice == "always"
+    return (stream.isatty() and not os.environ.get("NO_COLOR")
+            and os.environ.get("TERM", "") != "dumb")
+
+
 def _is_fragment(text: str) -> bool:
     """`-3]`, `-2.5),`: the tail of an array or pair literal that the shell split at spaces."""
     import re
@@ -133,7 +142,7 @@ Ints are taken as doubles (or floats) where the parameter is double (or float),
 and in an array literal [1, 2.5] the ints become doubles too."""
 
 EXAMPLES = {
-    "check": "example:\n  fclc check examples/reverse.fcl",
+    "check": "examples:\n  fclc check examples/reverse.fcl\n  fclc check --color never broken.fcl",
     "eval": "examples:\n  fclc eval examples/reverse.fcl -e revDistribute 4 iota:16\n"
             "  fclc eval examples/reduce.fcl -e sumChunks 8 iota:32 --cost",
     "run": "examples:\n  fclc run examples/reverse.fcl -e revDistribute 4 iota:16\n"
@@ -161,6 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
     raw = argparse.RawDescriptionHelpFormatter
     prelude_only = argparse.ArgumentParser(add_help=False)
     prelude_only.add_argument("--no-prelude", action="store_true", help="do not load prelude/prelude.fcl")
+    prelude_only.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                              help="colour in error messages (auto: on a terminal, unless NO_COLOR is set)")
     common = argparse.ArgumentParser(add_help=False, parents=[prelude_only])
     common.add_argument("--block-size", type=int, default=None, metavar="N", help="#BlockSize (default 256)")
     common.add_argument("--warp-size", type=int, default=None, metavar="N", help="#WarpSize (default 32)")

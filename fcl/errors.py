@@ -79,30 +79,60 @@ NO_SOURCE = Source("<unknown>", "")
 NO_SPAN = Span(NO_SOURCE, 0, 0)
 
 
+_COLOURS = {"error": "1;31", "note": "1;36", "location": "1", "caret": "1;31", "gutter": "34"}
+
+
+def paint(text: str, what: str, color: bool) -> str:
+    """`text` in the ANSI colour for `what` (error, note, location, caret, gutter) when `color`."""
+    return f"\033[{_COLOURS[what]}m{text}\033[0m" if color and text else text
+
+
 class FCLError(Exception):
-    """A mistake in the user's program or arguments, located by a span."""
+    """A mistake in the user's program or arguments, located by a span.
+
+    `notes` are one-line remarks; `related` are (text, span) pairs for other places that
+    the mistake involves (the `sig` and the definition that disagrees with it), each
+    rendered as `FILE:LINE:COL: note: text` with its source line.
+    """
 
     kind = "error"
 
-    def __init__(self, message: str, span: Span | None = None, notes: list[str] | None = None):
+    def __init__(self, message: str, span: Span | None = None, notes: list[str] | None = None,
+                 related: list[tuple[str, Span]] | None = None):
         super().__init__(message)
         self.message = message
         self.span = span
         self.notes = list(notes or [])
+        self.related = list(related or [])
 
-    def render(self) -> str:
-        """FILE:LINE:COL: error: message, the source line, a caret, notes."""
+    def render(self, color: bool = False) -> str:
+        """FILE:LINE:COL: error: message, the source line, a caret, notes, related places."""
+        label = paint("error:", "error", color)
         if self.span is None or self.span.source is NO_SOURCE:
-            head = f"error: {self.message}"
+            head = f"{label} {self.message}"
             body = ""
         else:
-            head = f"{self.span.location()}: error: {self.message}"
-            body = "\n" + self.span.excerpt()
-        notes = "".join(f"\n  = note: {n}" for n in self.notes)
-        return head + body + notes
+            head = f"{paint(self.span.location() + ':', 'location', color)} {label} {self.message}"
+            body = "\n" + _excerpt(self.span, color)
+        notes = "".join(f"\n  = {paint('note:', 'note', color)} {n}" for n in self.notes)
+        related = "".join(f"\n{paint(span.location() + ':', 'location', color)} "
+                          f"{paint('note:', 'note', color)} {text}\n{_excerpt(span, color)}"
+                          for text, span in self.related if span is not None and span.source is not NO_SOURCE)
+        return head + body + notes + related
 
     def __str__(self) -> str:
         return self.render()
+
+
+def _excerpt(span: Span, color: bool) -> str:
+    text = span.excerpt()
+    if not color:
+        return text
+    source_line, marks = text.split("\n", 1)
+    gutter, _, code = source_line.partition("| ")
+    pad, _, caret = marks.partition("| ")
+    return (f"{paint(gutter + '|', 'gutter', color)} {code}\n"
+            f"{paint(pad + '|', 'gutter', color)} {paint(caret, 'caret', color)}")
 
 
 class ParseError(FCLError):
@@ -111,6 +141,19 @@ class ParseError(FCLError):
 
 class TypeCheckError(FCLError):
     """The program is not well typed (including kind and level errors)."""
+
+
+class ErrorList(TypeCheckError):
+    """Several independent errors of one program (each a declaration that does not check),
+    in source order.  Its message, span and notes are the first one's; `render` shows all."""
+
+    def __init__(self, errors: list[FCLError]):
+        first = errors[0]
+        super().__init__(first.message, first.span, first.notes, first.related)
+        self.errors = list(errors)
+
+    def render(self, color: bool = False) -> str:
+        return "\n".join(e.render(color) for e in self.errors) + f"\n{len(self.errors)} errors"
 
 
 class EvalError(FCLError):

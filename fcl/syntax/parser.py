@@ -539,6 +539,9 @@ def _lex(text: str) -> list[_Lexeme]:
         pos = m.end()
 
 
+_NAME_RE = regex.compile(r"[A-Za-z][A-Za-z0-9_']*")
+
+
 def _special_error(source: Source, found, before) -> ParseError | None:
     """Unclosed comment, stray character, unmatched bracket -> ParseError; else None."""
     if found is None:
@@ -572,7 +575,21 @@ def _expected_error(source: Source, expected: list[str], found, before) -> Parse
         end = prev.end if prev else len(source.text)
         return ParseError(f"unexpected end of input: expected {what}", Span(source, end, end))
     span = Span(source, found.start, found.end)
-    return ParseError(f"expected {what}, found {_show(found.text, expected)}", span)
+    return ParseError(f"expected {what}, found {_show(found.text, expected)}", span,
+                      _hints(expected, found, before))
+
+
+def _hints(expected: list[str], found, before) -> list[str]:
+    """Notes for common mistakes at a parse error: a pattern `(a, b)` as a parameter."""
+    if found.text != "(" or not {"a name", "`=`"} & set(expected):
+        return []
+    k = len(before) - 1
+    while k >= 0 and before[k].text not in KEYWORDS and _NAME_RE.fullmatch(before[k].text):
+        k -= 1
+    if k >= 0 and before[k].text in ("fun", "fn", "let"):
+        return ["FCL has no patterns in parameters: take the pair as one parameter and use "
+                "`fst` and `snd`, e.g. `fun f p = fst p + snd p`"]
+    return []
 
 
 def _context(source: Source, expected: list[str], before) -> str:

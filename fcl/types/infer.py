@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from fcl.errors import CompilerBug, Span, TypeCheckError
+from fcl.errors import CompilerBug, ErrorList, Span, TypeCheckError
 from fcl.syntax import ast
 from fcl.types.builtins import HARDWARE_PARAMETERS, close, primitive_schemes
 from fcl.types.printer import Namer, format_level, format_scheme, format_type
@@ -96,15 +96,29 @@ def check_program(program: ast.Program, env: TypeEnv | None = None) -> CheckedPr
     own: dict[str, Scheme] = {}
     decls: list[tuple[str, Scheme]] = []
     pending: tuple[ast.Sig, Scheme] | None = None
+    errors: list[TypeCheckError] = []    # every declaration that fails; checking goes on
     for decl in program.decls:
         if isinstance(decl, ast.Sig):
             if pending is not None:
-                raise _orphan_sig(pending[0], decl)
-            pending = (decl, scheme_from_ast(decl.scheme))
+                errors.append(_orphan_sig(pending[0], decl))
+            try:
+                pending = (decl, scheme_from_ast(decl.scheme))
+            except TypeCheckError as e:
+                errors.append(e)
+                pending = (decl, None)
         elif isinstance(decl, ast.Val):
             if pending is not None and pending[0].name != decl.name:
-                raise _orphan_sig(pending[0], decl)
-            scheme = check_decl(decl, pending, scope)
+                errors.append(_orphan_sig(pending[0], decl))
+                pending = None
+            try:
+                if pending is not None and pending[1] is None:
+                    raise _Skipped()
+                scheme = check_decl(decl, pending, scope)
+            except (TypeCheckError, _Skipped) as e:
+                if isinstance(e, TypeCheckError):
+                    errors.append(e)
+                # later declarations see what the sig promised, else anything: no cascades
+                scheme = pending[1] if pending is not None and pending[1] is not None else _ANYTHING
             pending = None
             scope[decl.name] = scheme
             own[decl.name] = scheme
@@ -114,8 +128,19 @@ def check_program(program: ast.Program, env: TypeEnv | None = None) -> CheckedPr
         else:
             raise CompilerBug(f"unknown declaration {decl!r}")
     if pending is not None:
-        raise _orphan_sig(pending[0], None)
+        errors.append(_orphan_sig(pending[0], None))
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise ErrorList(errors)
     return CheckedProgram(own, TypeEnv(scope), decls)
+
+
+class _Skipped(Exception):
+    """A declaration whose `sig` is already reported as wrong is not checked again."""
+
+
+_ANYTHING = Scheme((), ("a",), TVarT("a"))   # the type of a declaration that failed to check
 
 
 def check_expr(expr: ast.Expr, env: TypeEnv) -> Scheme:
@@ -132,9 +157,57 @@ def check_decl(decl: ast.Val, sig: tuple[ast.Sig, Scheme] | None, scope: dict[st
     if sig is not None:
         checker.sig_levels = _leading_level_binders(sig[1].body)
     t = checker.infer(decl.value)
-    scheme = checker.check_signature(t, sig[1], sig[0]) if sig is not None else None
+    try:
+        scheme = checker.check_signature(t, sig[1], sig[0]) if sig is not None else None
+    except TypeCheckError as e:
+        e.related.append((f"the definition of `{decl.name}`, whose result comes from here, "
+                          "has the other type", result_span(decl.value)))
+        e.notes.extend(_level_name_hints(sig[0].scheme))
+        raise
     checker.finish(decl.span)
     return scheme if scheme is not None else checker.generalize_all(t)
+
+
+def result_span(expr: ast.Expr) -> Span:
+    """The part of a definition that produces its result: under `fn`s and `let`s, the last
+    stage of a `|>` pipeline, else the expression itself."""
+    while True:
+        if isinstance(expr, (ast.Lam, ast.LevelLam, ast.Let)):
+            expr = expr.body
+        elif isinstance(expr, ast.BinOp) and expr.op == "|>":
+            expr = expr.right
+        else:
+            return expr.span
+
+
+def _level_name_hints(scheme_ast) -> list[str]:
+    """Notes for level variables in a written type whose names are close to a level's name."""
+    names = sorted({lv.name for lv in _walk_levels(scheme_ast) if isinstance(lv, ast.LVar)})
+    hints = []
+    for name in names:
+        close = difflib.get_close_matches(name, list(LEVEL_NAMES), n=1, cutoff=0.6)
+        if close and close[0] != name:
+            hints.append(f"`{name}` is a level variable here (it stands for any level); "
+                         f"did you mean the level `{close[0]}`?")
+    return hints
+
+
+def _walk_levels(node):
+    """Every level written inside a type or scheme AST."""
+    if isinstance(node, (ast.LVar, ast.LNamed, ast.LSucc)):
+        yield node
+        if isinstance(node, ast.LSucc):
+            yield from _walk_levels(node.inner)
+        return
+    fields = getattr(node, "__dataclass_fields__", None)
+    if fields is None:
+        if isinstance(node, (tuple, list)):
+            for x in node:
+                yield from _walk_levels(x)
+        return
+    for name in fields:
+        if name != "span":
+            yield from _walk_levels(getattr(node, name))
 
 
 def builtins_env() -> TypeEnv:
@@ -264,7 +337,8 @@ def _level_from_ast(lv: ast.LevelAst, scope: dict[str, Level] | None) -> Level:
         if scope is None:
             return LVarT(lv.name)
         if lv.name not in scope:
-            raise TypeCheckError(f"unbound level variable `{lv.name}`{_did_you_mean(lv.name, scope)}",
+            raise TypeCheckError(f"unbound level variable `{lv.name}`"
+                                 f"{_did_you_mean(lv.name, list(scope) + list(LEVEL_NAMES))}",
                                  lv.span, ["bind it with `fn <l> => ...` or `fun f <l> x = ...`"])
         return scope[lv.name]
     if isinstance(lv, ast.LSucc):
