@@ -141,3 +141,35 @@ def test_repl_reports_every_error_of_one_input():
     from fcl.repl import Session
     out = Session().handle("fun a x = x + true\nfun b y = z")
     assert out.count("error:") == 2 and out.endswith("2 errors")
+
+
+# ---------------------------------------------------------------- run-time errors: the call chain
+
+RUNTIME = """fun getAt a i = index a i
+fun shift a = generate (lengthPull a) (fn i => getAt a (i + 1))
+sig entry : [int] -> [int]<grid>
+fun entry a = push <grid> (shift a)
+sig lastOf : [int] -> int
+fun lastOf a = last a
+"""
+
+
+def test_runtime_error_shows_the_call_chain(capsys, tmp_path):
+    f = tmp_path / "rt.fcl"
+    f.write_text(RUNTIME)
+    code = main(["eval", str(f), "-e", "entry", "[1, 2, 3]"])
+    err = capsys.readouterr().err.replace(str(f), "rt.fcl")
+    assert code == 1
+    assert err.splitlines()[0] == "rt.fcl:1:17: error: index 3 out of range for an array of length 3"
+    assert "rt.fcl:2:48: note: called from here\n   2 | fun shift a" in err
+
+
+def test_runtime_error_in_the_prelude_points_back_to_the_program(tmp_path):
+    f = tmp_path / "rt.fcl"
+    f.write_text(RUNTIME)
+    with pytest.raises(fcl.EvalError) as info:
+        fcl.load_file(str(f)).evaluate("lastOf", [])
+    e = info.value
+    assert e.span.source.name.endswith("prelude.fcl")
+    assert [(text, span.line, span.col) for text, span in e.related] == [("called from here", 6, 16)]
+    assert e.message == "index -1 out of range for an array of length 0"      # unchanged for `error:` tests

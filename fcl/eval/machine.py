@@ -655,7 +655,23 @@ def _apply(fn, arg, span, arg_first: bool = False):
                 raise EvalError(f"{describe(f)} is applied to an argument, but it is not a function",
                                 span) from None
             raise
+        except EvalError as e:
+            _add_call_frame(e, span)
+            raise
     return ev
+
+
+MAX_CALL_FRAMES = 8
+
+
+def _add_call_frame(e: EvalError, span) -> None:
+    """Record, as the error travels out, the application it passed through: the call chain
+    from the failing primitive back to the entry, innermost first (at most MAX_CALL_FRAMES)."""
+    if span is None or span == e.span or any(s == span for _, s in e.related):
+        return
+    frames = [r for r in e.related if r[0] == "called from here"]
+    if len(frames) < MAX_CALL_FRAMES:
+        e.related.append(("called from here", span))
 
 
 def _logic(op, left, right, span):
