@@ -372,6 +372,17 @@ def emit_result(args, result):
               f"-o OUT.npy saves them", file=sys.stderr)
 
 
+def local_memory_limit(spec) -> str:
+    """`local memory limit: N bytes per work-group on DEVICE (PLATFORM)`, for --explain."""
+    from fcl.runtime.device import choose_device, device_limits
+    try:
+        limits = device_limits(choose_device(spec))
+    except EnvironmentProblem as e:
+        return f"local memory limit: unknown (no OpenCL device: {e})"
+    return (f"local memory limit: {limits['local_mem_size']} bytes per work-group on "
+            f"{limits['name']} ({limits['platform']})")
+
+
 def check_compile_flags(args) -> None:
     """--explain, --dump and --emit each choose what to print: at most one; -o only with --emit."""
     chosen = [f for f, on in (("--explain", args.explain), (f"--dump {args.dump}", args.dump),
@@ -415,6 +426,8 @@ def cmd_compile(args):
         return
     if args.explain:
         print("\n\n".join(k.explain() for k in kernels))
+        if any(k.plan.kernels[i].locals_ for k in kernels for i in range(len(k.plan.kernels))):
+            print(local_memory_limit(args.device))
         return
     if args.emit == "py":
         from fcl.codegen.pymodule import emit_module

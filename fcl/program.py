@@ -110,6 +110,16 @@ class Program:
                                 f"but {nargs} {'were' if nargs != 1 else 'was'} given", self.span_of(name))
         return params
 
+    def param_names(self, name: str) -> list[str]:
+        """The names of the parameters that `name`'s definition binds first (`fun f a b = ...`)."""
+        decl = next((d for d in reversed(self.decls) if isinstance(d, A.Val) and d.name == name), None)
+        names, e = [], decl.value if decl is not None else None
+        while isinstance(e, (A.Lam, A.LevelLam)):
+            if isinstance(e, A.Lam):
+                names.append(e.param)
+            e = e.body
+        return names
+
     def span_of(self, name: str):
         for d in reversed(self.ast.decls):
             if isinstance(d, A.Val) and d.name == name:
@@ -317,7 +327,7 @@ class Kernel:
 
     def explain(self) -> str:
         from fcl.codegen.plan import explain
-        return explain(self.plan)
+        return explain(self.plan, self.program.param_names(self.name))
 
     def plan_json(self) -> str:
         from fcl.codegen.plan import json_text

@@ -264,3 +264,43 @@ def test_fclc_version_as_a_command():
     done = subprocess.run([sys.executable, "-m", "fcl.cli", "--version"], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0 and done.stdout.startswith("fclc ")
+
+
+# ---------------------------------------------------------------- --explain in the program's terms
+
+def test_explain_speaks_the_programs_language():
+    import fcl
+    text = fcl.load_file(str(ROOT / "examples" / "transpose.fcl")).compile("transposeTiled").explain()
+    lines = text.splitlines()
+    assert lines[1].startswith("arguments: tileDim int")
+    assert "  in3_1      int[lengthPull mat]  input: argument 4" in lines
+    assert "  local   l5     int[tileDim * tileDim]  (block level, force at " in text
+    assert "  local memory: 4 * (tileDim * tileDim + tileDim * tileDim / 32 + 1) bytes per work-group" in lines
+    assert " mul " not in text and " div " not in text and "arg1 " not in text
+
+
+def test_explain_local_bytes_count_every_warps_copy():
+    import fcl
+    text = fcl.load_file(str(ROOT / "examples" / "scan.fcl")).compile("scanWarpChunks", block_size=64).explain()
+    line = next(l for l in text.splitlines() if l.startswith("  local memory:"))
+    assert line.startswith("  local memory: 4 * (2 * (chunk + 1 - 1 + 1)")   # 64 / 32 = 2 warps
+
+
+def test_source_printer_parenthesises_only_where_needed():
+    from types import SimpleNamespace
+
+    from fcl.codegen import kir as K
+    from fcl.codegen.plan import ArrayArg, ScalarArg, _source_printer
+    plan = SimpleNamespace(args=(ScalarArg("arg0", "int"), ArrayArg("in1_1", "n1", "int")))
+    show = _source_printer(plan, ["chunk", "arr"])
+    x, y, n = K.Var("int", "arg0"), K.Var("int", "y"), K.Var("int", "n1")
+    assert show(K.Bin("int", "sub", x, K.Bin("int", "sub", y, n))) == "chunk - (y - lengthPull arr)"
+    assert show(K.Bin("int", "sub", K.Bin("int", "sub", x, y), n)) == "chunk - y - lengthPull arr"
+    assert show(K.Bin("int", "mul", K.Bin("int", "add", x, y), n)) == "(chunk + y) * lengthPull arr"
+
+
+@device
+def test_explain_prints_the_device_local_memory_limit(capsys):
+    code, out, _ = fclc(capsys, "compile", str(ROOT / "examples" / "transpose.fcl"), "-e", "transposeTiled",
+                        "--explain")
+    assert code == 0 and re.search(r"\nlocal memory limit: \d+ bytes per work-group on .+ \(.+\)\n$", out)

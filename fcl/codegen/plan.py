@@ -188,15 +188,21 @@ def kernel_uses(k: K.Kernel, buffers, params) -> Uses:
 
 # ---------------------------------------------------------------- printing: --explain
 
-def explain(plan: Plan) -> str:
-    """The plan in words: arguments, buffers, kernels with what they take, the host program."""
+def explain(plan: Plan, names: list[str] | None = None) -> str:
+    """The plan in words, in the program's terms: arguments, buffers, kernels with what they
+    take, the host program.  Sizes print as FCL expressions (`*`, `/`, fewest parentheses),
+    with the entry's parameter names (`names`, by position, else the arguments' own) for its
+    scalars and `lengthPull NAME` for its arrays' lengths."""
+    fmt = _source_printer(plan, names or [])
     n = len(plan.kernels)
     lines = [f"entry {plan.entry}: {n} kernel{'s' * (n != 1)}, #BlockSize {plan.block_size}, "
              f"#WarpSize {plan.warp_size}, #NumGroups {plan.num_groups}"]
-    lines.append("arguments: " + ", ".join(_arg_text(a) for a in plan.args) if plan.args else "arguments: none")
+    given = names or []
+    lines.append("arguments: " + ", ".join(_arg_text(a, given[k] if k < len(given) else "")
+                                           for k, a in enumerate(plan.args)) if plan.args else "arguments: none")
     lines.append("global buffers:")
     for b in plan.buffers:
-        lines.append(f"  {b.name:<10} {b.ty}[{K.format_expr(b.size)}]  {b.role}: {b.origin}")
+        lines.append(f"  {b.name:<10} {b.ty}[{fmt(b.size)}]  {b.role}: {b.origin}")
     for k in plan.kernels:
         uses = plan.uses_of(k.name)
         barriers = sum(isinstance(s, K.Barrier) for s in K.walk_stmts(k.body))
@@ -205,15 +211,32 @@ def explain(plan: Plan) -> str:
         for b in k.locals_ + k.privates:
             per = f" per {b.per}" if b.per else ""
             level = "thread" if b.space == "private" or b.per == "thread" else b.per or "block"
-            lines.append(f"  {b.space:<7} {b.name:<6} {b.ty}[{K.format_expr(b.size)}]{per}  "
+            lines.append(f"  {b.space:<7} {b.name:<6} {b.ty}[{fmt(b.size)}]{per}  "
                          f"({level} level, {b.origin})")
+        if k.locals_:
+            lines.append(f"  local memory: {fmt(local_bytes(plan, k))} bytes per work-group")
     lines.append("host program:")
-    lines.extend(_host_lines(plan, plan.body, 1))
+    lines.extend(_host_lines(plan, plan.body, 1, fmt))
     return "\n".join(lines)
 
 
-def _arg_text(a) -> str:
-    label = f"{a.name} " if a.name else ""
+ELEMENT_BYTES = {"int": 4, "float": 4, "double": 8, "bool": 1}   # as the buffers hold them
+
+
+def local_bytes(plan: Plan, k) -> "K.Expr":
+    """The bytes of local memory one work-group of kernel `k` needs, as an expression (as the
+    launcher counts them: every warp's or work-item's copy, the skewed layout's padding)."""
+    total = K.cint(0)
+    for b in k.locals_:
+        n = K.binop("mul", K.cint(K.copies(b, plan.block_size, plan.warp_size)), b.size)
+        if b.layout == "skew32":
+            n = K.binop("add", K.binop("add", n, K.binop("div", n, K.cint(32))), K.cint(1))
+        total = K.binop("add", total, K.binop("mul", K.cint(ELEMENT_BYTES[b.ty]), n))
+    return total
+
+
+def _arg_text(a, name: str = "") -> str:
+    label = f"{a.name or name} " if a.name or name else ""
     if isinstance(a, ArrayArg):
         return f"{label}{a.ty}[{a.length}] -> {a.buffer}"
     if a.value is not None:
@@ -221,33 +244,33 @@ def _arg_text(a) -> str:
     return f"{label}{a.ty} -> {a.param}"
 
 
-def _host_lines(plan: Plan, stmts, depth: int) -> list[str]:
+def _host_lines(plan: Plan, stmts, depth: int, fmt=K.format_expr) -> list[str]:
     pad = "  " * depth
     out = []
     for s in stmts:
         if isinstance(s, Loop):
             out.append(f"{pad}loop (grid-level while on the host):")
-            out.extend(_host_lines(plan, s.head, depth + 1))
-            out.append(f"{pad}  stop unless {K.format_expr(s.cond)}")
-            out.extend(_host_lines(plan, s.body, depth + 1))
+            out.extend(_host_lines(plan, s.head, depth + 1, fmt))
+            out.append(f"{pad}  stop unless {fmt(s.cond)}")
+            out.extend(_host_lines(plan, s.body, depth + 1, fmt))
         else:
-            out.append(pad + host_stmt_text(plan, s))
+            out.append(pad + host_stmt_text(plan, s, fmt))
     return out
 
 
-def host_stmt_text(plan: Plan, s: HostStmt) -> str:
+def host_stmt_text(plan: Plan, s: HostStmt, fmt=K.format_expr) -> str:
     """One host statement as a line of text (loops: their first line)."""
     if isinstance(s, Alloc):
         b = plan.buffer(s.buffer)
-        return f"alloc {b.name} : {b.ty}[{K.format_expr(b.size)}]"
+        return f"alloc {b.name} : {b.ty}[{fmt(b.size)}]"
     if isinstance(s, SetVar):
-        return f"{s.var} := {K.format_expr(s.expr)}"
+        return f"{s.var} := {fmt(s.expr)}"
     if isinstance(s, Bind):
         return f"{s.alias} -> {s.buffer}"
     if isinstance(s, Swap):
         return f"swap {s.a} {s.b}"
     if isinstance(s, Launch):
-        groups = groups_text(s.groups)
+        groups = groups_text(s.groups, fmt)
         return (f"launch {s.kernel} on {groups} work-group{'s' * (groups != '1')} x {plan.block_size} work-items "
                 f"({', '.join(s.uses.buffers + s.uses.params)})")
     if isinstance(s, ReadScalar):
@@ -255,16 +278,49 @@ def host_stmt_text(plan: Plan, s: HostStmt) -> str:
     if isinstance(s, CheckSteps):
         return f"check {s.buffer}: no device while was stopped by its guard ({', '.join(s.loops)})"
     if isinstance(s, Result):
-        return f"result: {s.kind} in {s.buffer}, length {K.format_expr(s.length)}"
+        return f"result: {s.kind} in {s.buffer}, length {fmt(s.length)}"
     if isinstance(s, Loop):
-        return f"loop while {K.format_expr(s.cond)}"
+        return f"loop while {fmt(s.cond)}"
     raise TypeError(type(s).__name__)
 
 
-def groups_text(groups) -> str:
+def groups_text(groups, fmt=K.format_expr) -> str:
     if not groups:
         return "1"
-    return f"min(#NumGroups, max(1, {', '.join(K.format_expr(g) for g in groups)}))"
+    return f"min(#NumGroups, max(1, {', '.join(fmt(g) for g in groups)}))"
+
+
+# FCL's spelling and precedence (language.md section 3) of the kernel IR's operators
+_SOURCE_OPS = {"add": ("+", 6), "sub": ("-", 6), "mul": ("*", 7), "div": ("/", 7), "mod": ("%", 7),
+               "add_nw": ("+", 6), "sub_nw": ("-", 6), "mul_nw": ("*", 7), "div_nn": ("/", 7),
+               "mod_nn": ("%", 7), "shl": ("<<", 5), "shr": (">>", 5), "band": ("&", 4),
+               "bxor": ("^", 4), "bor": ("|", 4), "lt": ("<", 3), "le": ("<=", 3), "gt": (">", 3),
+               "ge": (">=", 3), "eq": ("==", 3), "ne": ("!=", 3), "and": ("&&", 2), "or": ("||", 1)}
+
+
+def _source_printer(plan: Plan, names: list[str]):
+    """An expression printer for `explain`: FCL operators, parameter names for argument scalars."""
+    rename: dict[str, str] = {}
+    for k, a in enumerate(plan.args):
+        name = a.name or (names[k] if k < len(names) else "")
+        if name and isinstance(a, ArrayArg):
+            rename[a.length] = f"lengthPull {name}"
+        elif name:
+            rename[a.param] = name
+
+    def show(e, prec: int = 0) -> str:
+        if isinstance(e, K.Var):
+            return rename.get(e.name, e.name)      # `lengthPull a` binds tighter than any operator
+        if isinstance(e, K.Bin) and str(e.op) in _SOURCE_OPS:
+            op, p = _SOURCE_OPS[str(e.op)]
+            text = f"{show(e.a, p)} {op} {show(e.b, p + 1)}"
+            return f"({text})" if p < prec else text
+        if isinstance(e, K.Call):
+            return f"{e.fn}({', '.join(show(a) for a in e.args)})"
+        if isinstance(e, K.Select):
+            return f"(if {show(e.cond)} then {show(e.a)} else {show(e.b)})"
+        return K.format_expr(e)
+    return show
 
 
 # ---------------------------------------------------------------- printing: --emit json

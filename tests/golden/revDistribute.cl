@@ -1,13 +1,13 @@
 entry revDistribute: 1 kernel, #BlockSize 256, #WarpSize 32, #NumGroups 1024
 arguments: chunkSize int -> arg0, arr int[n1] -> in1_1
 global buffers:
-  in1_1      int[n1]  input: argument 2
-  out2       int[(arg0 mul (n1 div arg0))]  output: result of revDistribute
+  in1_1      int[lengthPull arr]  input: argument 2
+  out2       int[chunkSize * (lengthPull arr / chunkSize)]  output: result of revDistribute
 kernel revDistribute(in1_1, out2, arg0, n1): 0 barriers
 host program:
-  alloc out2 : int[(arg0 mul (n1 div arg0))]
-  launch revDistribute on min(#NumGroups, max(1, (n1 div arg0))) work-groups x 256 work-items (in1_1, out2, arg0, n1)
-  result: array in out2, length (arg0 mul (n1 div arg0))
+  alloc out2 : int[chunkSize * (lengthPull arr / chunkSize)]
+  launch revDistribute on min(#NumGroups, max(1, lengthPull arr / chunkSize)) work-groups x 256 work-items (in1_1, out2, arg0, n1)
+  result: array in out2, length chunkSize * (lengthPull arr / chunkSize)
 
 #pragma OPENCL FP_CONTRACT OFF
 

@@ -1,15 +1,16 @@
 entry sumGrid: 1 kernel, #BlockSize 256, #WarpSize 32, #NumGroups 1024
 arguments: arr int[n0] -> in0_1
 global buffers:
-  in0_1      int[n0]  input: argument 1
-  out2       int[(n0 div 512)]  output: result of sumGrid
+  in0_1      int[lengthPull arr]  input: argument 1
+  out2       int[lengthPull arr / 512]  output: result of sumGrid
 kernel sumGrid(in0_1, out2, n0): 10 barriers
   local   l5     int[256]  (block level, while at examples/reduce.fcl:15)
   local   l6     int[256]  (block level, while at examples/reduce.fcl:15)
+  local memory: 2120 bytes per work-group
 host program:
-  alloc out2 : int[(n0 div 512)]
-  launch sumGrid on min(#NumGroups, max(1, (n0 div 512))) work-groups x 256 work-items (in0_1, out2, n0)
-  result: array in out2, length (n0 div 512)
+  alloc out2 : int[lengthPull arr / 512]
+  launch sumGrid on min(#NumGroups, max(1, lengthPull arr / 512)) work-groups x 256 work-items (in0_1, out2, n0)
+  result: array in out2, length lengthPull arr / 512
 
 #pragma OPENCL FP_CONTRACT OFF
 

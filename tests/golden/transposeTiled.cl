@@ -1,14 +1,15 @@
 entry transposeTiled: 1 kernel, #BlockSize 256, #WarpSize 32, #NumGroups 1024
 arguments: tileDim int -> arg0, cols int -> arg1, rows int -> arg2, mat int[n3] -> in3_1
 global buffers:
-  in3_1      int[n3]  input: argument 4
-  out2       int[((arg0 mul arg0) mul ((arg1 div arg0) mul (arg2 div arg0)))]  output: result of transposeTiled
+  in3_1      int[lengthPull mat]  input: argument 4
+  out2       int[tileDim * tileDim * (cols / tileDim * (rows / tileDim))]  output: result of transposeTiled
 kernel transposeTiled(in3_1, out2, arg0, arg1, arg2): 2 barriers
-  local   l5     int[(arg0 mul arg0)]  (block level, force at examples/transpose.fcl:14)
+  local   l5     int[tileDim * tileDim]  (block level, force at examples/transpose.fcl:14)
+  local memory: 4 * (tileDim * tileDim + tileDim * tileDim / 32 + 1) bytes per work-group
 host program:
-  alloc out2 : int[((arg0 mul arg0) mul ((arg1 div arg0) mul (arg2 div arg0)))]
-  launch transposeTiled on min(#NumGroups, max(1, ((arg1 div arg0) mul (arg2 div arg0)))) work-groups x 256 work-items (in3_1, out2, arg0, arg1, arg2)
-  result: array in out2, length ((arg0 mul arg0) mul ((arg1 div arg0) mul (arg2 div arg0)))
+  alloc out2 : int[tileDim * tileDim * (cols / tileDim * (rows / tileDim))]
+  launch transposeTiled on min(#NumGroups, max(1, cols / tileDim * (rows / tileDim))) work-groups x 256 work-items (in3_1, out2, arg0, arg1, arg2)
+  result: array in out2, length tileDim * tileDim * (cols / tileDim * (rows / tileDim))
 
 #pragma OPENCL FP_CONTRACT OFF
 
