@@ -186,7 +186,7 @@ def run_case(prog, case, device, hw, seed, kernels) -> tuple[bool, str]:
     try:
         result = prog.evaluate(case.entry, *args, **hw)
     except FCLError as e:
-        return False, f"evaluator: {e.message}"
+        return False, f"evaluator: {located(e)}"
     if not values_equal(expected, result):
         return False, f"evaluator gave {short(format_value(result))}, expected {short(case.expected)}" \
                       f"{mismatch(expected, result)}"
@@ -197,7 +197,7 @@ def run_case(prog, case, device, hw, seed, kernels) -> tuple[bool, str]:
                 kernels[key] = prog.compile(case.entry, device=device or None, **hw)
             result = kernels[key](*args)
         except FCLError as e:
-            return False, f"device: {e.message}"
+            return False, f"device: {located(e)}"
         except EnvironmentProblem:
             raise           # the device, not this test: fclc reports it once and exits 2
         except CompilerBug as e:
@@ -236,6 +236,14 @@ def mismatch(expected, actual, path: str = "") -> str:
 def _is_array(v, seq) -> bool:
     import numpy as np
     return isinstance(v, seq) or (isinstance(v, np.ndarray) and v.ndim >= 1)
+
+
+def located(e: FCLError) -> str:
+    """`FILE:LINE:COL: error: message` (as `fclc eval` prints its first line), or the message."""
+    from fcl.errors import NO_SOURCE
+    if e.span is None or e.span.source is NO_SOURCE:
+        return e.message
+    return f"{e.span.location()}: error: {e.message}"
 
 
 def short(text: str, limit: int = 120) -> str:

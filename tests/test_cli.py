@@ -304,3 +304,12 @@ def test_explain_prints_the_device_local_memory_limit(capsys):
     code, out, _ = fclc(capsys, "compile", str(ROOT / "examples" / "transpose.fcl"), "-e", "transposeTiled",
                         "--explain")
     assert code == 0 and re.search(r"\nlocal memory limit: \d+ bytes per work-group on .+ \(.+\)\n$", out)
+
+
+def test_test_reports_a_run_time_error_as_eval_does(capsys, tmp_path):
+    f = tmp_path / "rt.fcl"
+    f.write_text("fun at a i = index a i\n-- == entry: at\n-- input { [1, 2] 5 } output { 1 }\n")
+    _, out, _ = fclc(capsys, "test", str(f), "--evaluator-only")
+    code, _, err = fclc(capsys, "eval", str(f), "-e", "at", "[1, 2]", "5")
+    first = err.splitlines()[0]
+    assert code == 1 and out.splitlines()[0] == f"FAIL {f}:3 at evaluator: {first}"
