@@ -313,3 +313,18 @@ def test_test_reports_a_run_time_error_as_eval_does(capsys, tmp_path):
     code, _, err = fclc(capsys, "eval", str(f), "-e", "at", "[1, 2]", "5")
     first = err.splitlines()[0]
     assert code == 1 and out.splitlines()[0] == f"FAIL {f}:3 at evaluator: {first}"
+
+
+@device
+@pytest.mark.skipif(not hasattr(__import__("os"), "openpty"), reason="no pty")
+def test_bench_progress_line_on_a_terminal():
+    import os
+    leader, follower = os.openpty()
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "fcl.cli", "bench", REVERSE, "-e", "revGrid", "iota:64",
+                           "--repeat", "3"], stdout=subprocess.PIPE, stderr=follower, env=env, timeout=120)
+    os.close(follower)
+    err = os.read(leader, 65536).decode()
+    os.close(leader)
+    assert proc.returncode == 0 and "over 3 runs" in proc.stdout.decode()
+    assert "\rrevGrid (arguments): run 1/3" in err and "run 3/3" in err and err.endswith("\r\033[K")
