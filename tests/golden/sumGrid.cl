@@ -6,7 +6,7 @@ global buffers:
 kernel sumGrid(in0_1, out2, n0): 10 barriers
   local   l5     int[256]  (block level, while at examples/reduce.fcl:15)
   local   l6     int[256]  (block level, while at examples/reduce.fcl:15)
-  local memory: 2120 bytes per work-group
+  local memory: 2048 bytes per work-group
 host program:
   alloc out2 : int[lengthPull arr / 512]
   launch sumGrid on min(#NumGroups, max(1, lengthPull arr / 512)) work-groups x 256 work-items (in0_1, out2, n0)
