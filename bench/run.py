@@ -83,7 +83,7 @@ class Rig:
             raise Skip(reason)
         if row.file not in self.programs:
             self.programs[row.file] = fcl.load_file(str(ROOT / row.file))
-        kernel = self.programs[row.file].compile(row.entry, device=self.spec)
+        kernel = self.programs[row.file].compile(row.entry, device=self.spec, **dict(row.compile_options))
         args = row.args(inputs, dims)
 
         def run():
@@ -171,6 +171,8 @@ def measure(rig: Rig, row, dims: tuple, data, warmup: int, runs: int, timed: boo
     bench = S.BENCHMARKS[row.bench]
     rec = {"benchmark": row.bench, "impl": row.impl, "variant": row.variant,
            "size": S.format_dims(row.bench, dims), "dims": list(dims), "device": D.describe_device(rig.device)}
+    if getattr(row, "compile_options", ()):
+        rec["ablation"] = dict(row.compile_options)          # built without something (--ablate)
     try:
         inputs, ref = data(row.kind)
         ready = rig.prepare(row, inputs, dims)
@@ -212,7 +214,7 @@ def relate(records: list[dict]):
 
 # ---------------------------------------------------------------- printing
 
-COLUMNS = [("benchmark", 9), ("impl", 8), ("variant", 38), ("size", 10), ("median ms", 10),
+COLUMNS = [("benchmark", 9), ("impl", 8), ("variant", 52), ("size", 10), ("median ms", 10),
            ("min ms", 9), ("GB/s|GFLOP/s", 12), ("% copy", 7), ("vs hand", 7)]
 
 
@@ -224,11 +226,11 @@ def format_record(r: dict) -> str:
     if r["status"] != "ok" or "median_ms" not in r:
         tail = {"ok": "correct (not timed)", "skipped": f"skipped: {r.get('note')}",
                 "wrong": "WRONG: result differs from NumPy", "error": f"ERROR: {r.get('note')}"}[r["status"]]
-        return line([r["benchmark"], r["impl"], r["variant"][:38], r["size"], ""])[:-2] + tail
+        return line([r["benchmark"], r["impl"], r["variant"][:52], r["size"], ""])[:-2] + tail
     rate = f"{r['GBps']:.1f}" if "GBps" in r else f"{r['GFLOPs']:.1f} GF"
     pct = f"{r['pct_of_copy']:.0f}%" if "pct_of_copy" in r else "-"
     ratio = f"{r['vs_hand']:.2f}" if "vs_hand" in r else "-"
-    return line([r["benchmark"], r["impl"], r["variant"][:38], r["size"], f"{r['median_ms']:.4f}",
+    return line([r["benchmark"], r["impl"], r["variant"][:52], r["size"], f"{r['median_ms']:.4f}",
                  f"{r['min_ms']:.4f}", rate, pct, ratio])
 
 
@@ -257,7 +259,7 @@ def plot(records: list[dict], path: str, device: str):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    timed = [r for r in records if "median_ms" in r]
+    timed = [r for r in records if "median_ms" in r and "ablation" not in r]
     groups = list(dict.fromkeys((r["benchmark"], r["size"]) for r in timed))
     bw = [g for g in groups if g[0] != "matmul"]
     mm = [g for g in groups if g[0] == "matmul"]
@@ -354,6 +356,8 @@ def parse_args(argv):
     ap.add_argument("--runs", type=int, default=None, help="timed runs per row (default 20, --quick 10)")
     ap.add_argument("--warmup", type=int, default=2, help="untimed runs before timing (default 2)")
     ap.add_argument("--check-only", action="store_true", help="check every row against NumPy, time nothing")
+    ap.add_argument("--ablate", action="store_true",
+                    help="each FCL row also at -O0, with each optimising pass off, and with no static arguments")
     ap.add_argument("--json", metavar="FILE", help="write the records as a JSON list")
     ap.add_argument("--plot", metavar="FILE.png", help="write a bar chart (needs matplotlib)")
     ap.add_argument("--markdown", action="store_true", help="also print the results as a Markdown table")
@@ -400,7 +404,10 @@ def run(args, out=print) -> list[dict]:
             for impl in IMPLS:
                 if impl not in args.impl:
                     continue
-                for row in (r for r in S.ROWS if r.bench == bench_name and r.impl == impl):
+                rows = [r for r in S.ROWS if r.bench == bench_name and r.impl == impl]
+                if args.ablate and impl == "fcl":
+                    rows = [x for r in rows for x in (r, *S.ablations(r))]
+                for row in rows:
                     rec = measure(rig, row, dims, data, args.warmup, args.runs, not args.check_only)
                     records.append(rec)
                     relate(records)

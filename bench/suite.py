@@ -11,7 +11,7 @@ times it.  Nothing here imports pyopencl at module level.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -169,6 +169,7 @@ class Fcl:
     args: Callable[[dict, tuple], tuple]
     kind: str = "int"
     needs: Callable[[tuple], str | None] = always
+    compile_options: tuple = ()     # (name, value) pairs for Program.compile: opt_level, no_pass, dynamic
     impl: str = field(default="fcl", init=False)
 
 
@@ -194,9 +195,9 @@ FCL_ROWS = [
     Fcl("transpose", "transposeTiled 32", "examples/transpose.fcl", "transposeTiled",
         lambda i, d: (32, *rows_cols(i, d)), needs=multiple_of(32, 0, 1)),
     Fcl("transpose", "transposeNaive", "examples/transpose.fcl", "transposeNaive", rows_cols),
-    Fcl("reduce", "sumPasses (sumSeqTree in a grid while)", "bench/programs.fcl", "sumPasses",
+    Fcl("reduce", "sumPasses (sumSeqTree passes)", "bench/programs.fcl", "sumPasses",
         lambda i, d: (i["a"],), needs=power_of_two),
-    Fcl("scan", "scanLevels (scanChunks, 3 levels)", "bench/programs.fcl", "scanLevels",
+    Fcl("scan", "scanLevels (3 levels of scanChunks)", "bench/programs.fcl", "scanLevels",
         lambda i, d: (scan_chunk(d[0]), i["a"]), needs=scan_all_fits),
     Fcl("matvec", "matvecBlock (int)", "examples/matvec.fcl", "matvecBlock",
         lambda i, d: (d[1], d[0], i["A"], i["B"])),
@@ -207,6 +208,15 @@ FCL_ROWS = [
     Fcl("matmul", "matmulTiled 16 (int)", "examples/matmul.fcl", "matmulTiled",
         lambda i, d: (16, *d, i["A"], i["B"]), needs=multiple_of(16, 0, 2)),
 ]
+
+
+def ablations(row: Fcl) -> list[Fcl]:
+    """The row built without what the compiler does by default, one thing at a time:
+    all optimising passes (-O0), each optimising pass, static arguments."""
+    from fcl.codegen.passes import PIPELINE
+    offs = [("-O0", (("opt_level", 0),)), ("dynamic args", (("dynamic", True),))]
+    offs += [(f"no {p.name}", (("no_pass", (p.name,)),)) for p in PIPELINE if p.optimising]
+    return [replace(row, variant=f"{row.variant} [{label}]", compile_options=opts) for label, opts in offs]
 
 
 # ---------------------------------------------------------------- hand-written rows
