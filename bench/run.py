@@ -83,6 +83,8 @@ class Rig:
             raise Skip(reason)
         if row.file not in self.programs:
             self.programs[row.file] = fcl.load_file(str(ROOT / row.file))
+        if row.entry not in self.programs[row.file].names():
+            raise Skip(f"{row.file} has no entry {row.entry} in this checkout")
         kernel = self.programs[row.file].compile(row.entry, device=self.spec, **dict(row.compile_options))
         args = row.args(inputs, dims)
 

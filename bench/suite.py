@@ -161,7 +161,8 @@ def power_of_two(dims) -> str | None:
 @dataclass(frozen=True)
 class Fcl:
     """An FCL entry point as a row.  `args(inputs, dims)` are its arguments; `kind` the
-    element type of its inputs; `needs(dims)` says why it cannot run at dims (or None)."""
+    element type of its inputs; `needs(dims)` says why it cannot run at dims (or None).
+    A row whose file has no such entry (an example not written yet) is skipped."""
     bench: str
     variant: str
     file: str                       # relative to the repository root
@@ -195,14 +196,19 @@ FCL_ROWS = [
     Fcl("transpose", "transposeTiled 32", "examples/transpose.fcl", "transposeTiled",
         lambda i, d: (32, *rows_cols(i, d)), needs=multiple_of(32, 0, 1)),
     Fcl("transpose", "transposeNaive", "examples/transpose.fcl", "transposeNaive", rows_cols),
+    Fcl("reduce", "sumAll (prelude reduce)", "examples/reduce.fcl", "sumAll", lambda i, d: (i["a"],)),
     Fcl("reduce", "sumPasses (sumSeqTree passes)", "bench/programs.fcl", "sumPasses",
         lambda i, d: (i["a"],), needs=power_of_two),
+    Fcl("scan", "scanAll (prelude scan)", "examples/scan.fcl", "scanAll", lambda i, d: (i["a"],)),
     Fcl("scan", "scanLevels (3 levels of scanChunks)", "bench/programs.fcl", "scanLevels",
         lambda i, d: (scan_chunk(d[0]), i["a"]), needs=scan_all_fits),
+    Fcl("matvec", "matvecF (a warp per row)", "examples/matvec.fcl", "matvecF",
+        lambda i, d: (d[1], d[0], i["A"], i["B"]), kind="float"),
     Fcl("matvec", "matvecBlock (int)", "examples/matvec.fcl", "matvecBlock",
         lambda i, d: (d[1], d[0], i["A"], i["B"])),
     Fcl("matvec", "matvec (int, a thread per row)", "examples/matvec.fcl", "matvec",
         lambda i, d: (d[1], d[0], i["A"], i["B"])),
+    Fcl("matmul", "matmulF", "examples/matmul.fcl", "matmulF", lambda i, d: (*d, i["A"], i["B"]), kind="float"),
     Fcl("matmul", "matmul (int, naive)", "examples/matmul.fcl", "matmul",
         lambda i, d: (*d, i["A"], i["B"])),
     Fcl("matmul", "matmulTiled 16 (int)", "examples/matmul.fcl", "matmulTiled",
