@@ -17,9 +17,11 @@ that many worker processes, printing in file order.
 """
 from __future__ import annotations
 
+import ctypes
 import re
 import signal
 import sys
+import threading
 from dataclasses import dataclass
 
 from fcl.errors import CompilerBug, EnvironmentProblem, FCLError
@@ -147,21 +149,54 @@ def program(path: str, prelude: bool):
 
 
 def with_timeout(seconds: float | None, action):
-    """action() -> its result, or (False, `timed out ...`) after `seconds` (main thread only)."""
+    """action() -> its result, or (False, `timed out ...`) after `seconds`.
+
+    In the main thread a SIGALRM timer interrupts the test; in another thread
+    (fclc runs commands in a worker so that Ctrl-C stays prompt) a timer thread
+    raises CaseTimeout in it asynchronously, at its next Python instruction."""
     if not seconds:
         return action()
+    expired = (False, f"timed out after {seconds:g} s (--timeout)")
+    stop = _alarm(seconds) if threading.current_thread() is threading.main_thread() else _async_timer(seconds)
+    try:
+        try:
+            return action()
+        finally:
+            stop()
+    except CaseTimeout:
+        return expired
 
+
+def _alarm(seconds: float):
+    """Start a SIGALRM timer that raises CaseTimeout; returns the function that stops it."""
     def expire(signum, frame):
         raise CaseTimeout()
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        return action()
-    except CaseTimeout:
-        return False, f"timed out after {seconds:g} s (--timeout)"
-    finally:
+
+    def stop():
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+    return stop
+
+
+def _async_timer(seconds: float):
+    """Start a timer thread that raises CaseTimeout in this thread; returns its stop function."""
+    target, lock, done = threading.get_ident(), threading.Lock(), []
+
+    def expire():
+        with lock:
+            if not done:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(target), ctypes.py_object(CaseTimeout))
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    timer.start()
+
+    def stop():
+        with lock:
+            done.append(True)
+        timer.cancel()
+    return stop
 
 
 def run_case(prog, case, device, hw, seed, kernels) -> tuple[bool, str]:
