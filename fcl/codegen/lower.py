@@ -203,10 +203,11 @@ class Lowerer:
     """Runs declarations over symbolic values."""
 
     def __init__(self, decls, hw: dict[str, int]):
-        self.decls = {}
-        for d in decls:
-            if isinstance(d, A.Val):
-                self.decls[d.name] = d
+        self.decls: dict[str, list[tuple[int, A.Val]]] = {}
+        vals = [d for d in decls if isinstance(d, A.Val)]
+        for k, d in enumerate(vals):
+            self.decls.setdefault(d.name, []).append((k, d))
+        self.end = len(vals)
         self.hw = hw
         self.prims = primitives()
 
@@ -234,12 +235,16 @@ class Lowerer:
     def ev_Var(self, ctx, env, e):
         if e.name in env:
             return env[e.name]
-        return self.global_value(ctx, e.name, e.span)
+        return self.global_value(ctx, e.name, e.span, env.get(SCOPE, self.end))
 
-    def global_value(self, ctx, name, span):
-        if name in self.decls:
-            d = self.decls[name]
-            return self.ev(ctx, {}, d.value)
+    def global_value(self, ctx, name, span, limit=None):
+        """The value of declaration `name` as seen from before declaration number `limit`
+        (a declaration sees the earlier ones only; a later one may shadow a name)."""
+        limit = self.end if limit is None else limit
+        seen = [(k, d) for k, d in self.decls.get(name, ()) if k < limit]
+        if seen:
+            k, d = seen[-1]
+            return self.ev(ctx, {SCOPE: k}, d.value)
         if name in self.prims:
             prim = self.prims[name]
             return with_span(prim, span) if name in SPANNED else prim
@@ -329,12 +334,15 @@ class Lowerer:
         return SScalar(K.binop(BINOPS[e.op], a, b))
 
 
+SCOPE = "\0scope"    # env key: the number of the declaration whose body is evaluated
+
+
 BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "div": "div", "%": "mod", "mod": "mod",
           "<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne", "&&": "and",
           "||": "or", "&": "band", "|": "bor", "^": "bxor", "<<": "shl", ">>": "shr"}
 
 
-SPANNED = frozenset({"force", "while", "push", "concat", "interleave", "foldl"})
+SPANNED = frozenset({"force", "while", "push", "concat", "interleave", "foldl", "power", "seqfor"})
 
 
 def with_span(v: SVal, span) -> SVal:
@@ -409,13 +417,25 @@ def branch(ctx: Ctx, c: K.Expr, then: Callable, else_: Callable) -> SVal:
     a, b = then(ta), else_(tb)
     if not ta.stmts and not tb.stmts:
         return merge_pure(c, a, b)
-    if isinstance(a, SScalar) and isinstance(b, SScalar) and not ctx.top:
-        var = ctx.b.fresh("r")
-        ctx.emit(K.DeclVar(var, K.Const(a.e.ty, _zero(a.e.ty))))
-        ctx.emit(K.If(c, tuple(ta.stmts) + (K.Assign(var, a.e),), tuple(tb.stmts) + (K.Assign(var, b.e),)))
-        return SScalar(K.Var(a.e.ty, var))
+    if _same_scalar_shape(a, b) and not ctx.top:
+        leaves_a, leaves_b = scalar_leaves(ctx, a), scalar_leaves(ctx, b)
+        names = [ctx.b.fresh("r") for _ in leaves_a]
+        for var, x in zip(names, leaves_a):
+            ctx.emit(K.DeclVar(var, K.Const(x.e.ty, _zero(x.e.ty))))
+        ctx.emit(K.If(c, tuple(ta.stmts) + tuple(K.Assign(v, x.e) for v, x in zip(names, leaves_a)),
+                      tuple(tb.stmts) + tuple(K.Assign(v, x.e) for v, x in zip(names, leaves_b))))
+        return rebuild(a, iter(SScalar(K.Var(x.e.ty, v)) for v, x in zip(names, leaves_a)))
     ctx.emit(K.If(c, tuple(ta.stmts), tuple(tb.stmts)))
     return merge_pure(c, a, b)
+
+
+def _same_scalar_shape(a: SVal, b: SVal) -> bool:
+    """Scalars, or pairs of such, of the same shape (the result of a branch held in variables)."""
+    if isinstance(a, SScalar) and isinstance(b, SScalar):
+        return a.e.ty == b.e.ty
+    if isinstance(a, SPair) and isinstance(b, SPair):
+        return _same_scalar_shape(a.a, b.a) and _same_scalar_shape(a.b, b.b)
+    return False
 
 
 def _zero(ty: str):
@@ -732,6 +752,99 @@ def hoist_allocs(b: Builder, stmts: list, varying: set) -> list:
     return out
 
 
+def power_loop(ctx: Ctx, count: SScalar, step: SVal, init: SPush) -> SPull:
+    """`power n step init`: force init, then step n times between two buffers; step i
+    gets the iteration number.  A constant count unrolls (sizes stay constants); else
+    a loop in the kernel that every work-item of the unit runs equally often."""
+    level = init.level
+    check_level(ctx, level, "loop over")
+    n = count.e
+    if level == GRID and not (isinstance(n, K.Const) and n.value <= WHILE_UNROLL_MAX):
+        raise ctx.error("a grid-level power needs a step count known when compiling (at most "
+                        f"{WHILE_UNROLL_MAX}); for a run-time count write a grid-level `while` "
+                        "whose condition reads the length")
+    if level == GRID and not ctx.top:
+        raise ctx.error("a grid-level power can only run at the top level of a kernel")
+    bufs = [placement(ctx, level, init.n, "power", "while") for _ in range(2)]
+    (ra, base), (rb, _) = bufs
+    init.run(ctx, store_writer(ra, base))
+    _boundary(ctx, level, ra.origin)
+    if isinstance(n, K.Const) and n.value <= WHILE_UNROLL_MAX:
+        cur, other, size = ra, rb, init.n
+        for k in range(n.value):
+            arr = reader(cur.name, base, size, lambda cur=cur: cur.ty or "int")
+            nxt = apply2(ctx, step, SScalar(K.cint(k)), arr)
+            _check_step(ctx, nxt, level, init.n)
+            if cur.ty:
+                other.ty = cur.ty
+            nxt.run(ctx, store_writer(other, base))
+            _boundary(ctx, level, other.origin)
+            cur, other, size = other, cur, nxt.n
+        return reader(cur.name, base, size, lambda cur=cur: cur.ty or "int")
+    if level == WARP and not ctx.b.dry and not ctx.b.host_computable(n):
+        raise ctx.error("the step count of a warp-level power must be known to the host (it may "
+                        "depend on the arguments only): every warp must take the same number of "
+                        "steps, because each step ends with a work-group barrier")
+    cur, other = ra, rb
+    ty = cur.ty or other.ty or "int"
+    cur.ty = other.ty = ty
+    b = ctx.b
+    length, pc, po, it = b.fresh("len"), b.fresh("cur"), b.fresh("nxt"), b.fresh("it")
+    ctx.emit(K.DeclVar(length, init.n))
+    ctx.emit(K.DeclPtr(pc, cur.space, ty, cur.name))
+    ctx.emit(K.DeclPtr(po, cur.space, ty, other.name))
+    arr = reader(pc, base, K.Var("int", length), lambda: ty)
+    body = ctx.sub()
+    nxt = apply2(body, step, SScalar(K.Var("int", it)), arr)
+    _check_step(ctx, nxt, level, K.Var("int", length))
+    new_len = body.bind(nxt.n, "newlen")
+    nxt.run(body, store_writer(BufRec(po, cur.space, init.n, cur.origin, None, "while", ty=ty), base))
+    sync(body, level, cur.origin)
+    body.emit(K.Assign(length, new_len))
+    body.emit(K.SwapPtr(pc, po))
+    ctx.emit(K.SeqFor(it, n, tuple(body.stmts)))
+    return reader(pc, base, K.Var("int", length), lambda: ty)
+
+
+def seqfor(ctx: Ctx, count: SScalar, state: SVal, f: SVal) -> SPush:
+    """`seqfor n s f`: a thread-level push array; one work-item runs the n steps in
+    order, the state in registers (scalars or pairs of scalars), and writes element i
+    as it is computed."""
+    n = count.e
+
+    def run(c: Ctx, w):
+        if isinstance(n, K.Const) and n.value <= UNROLL_MAX:
+            st = state
+            for k in range(n.value):
+                r = _seqfor_step(c, f, st, K.cint(k))
+                w(c, K.cint(k), SScalar(c.bind(r.b.e, "sv")))
+                st = r.a
+            return
+        leaves = scalar_leaves(c, state)
+        names = [c.b.fresh("st") for _ in leaves]
+        for name, leaf in zip(names, leaves):
+            c.emit(K.DeclVar(name, leaf.e))
+        st = rebuild(state, iter(SScalar(K.Var(l.e.ty, nm)) for nm, l in zip(names, leaves)))
+        body = c.sub()
+        var = c.b.fresh("k")
+        i = K.Var("int", var)
+        r = _seqfor_step(body, f, st, i)
+        v = body.bind(r.b.e, "sv")
+        temps = [snapshot(body, x.e, "nst") for x in scalar_leaves(c, r.a)]
+        w(body, i, SScalar(v))
+        for name, t in zip(names, temps):
+            body.emit(K.Assign(name, t))
+        c.emit(K.SeqFor(var, n, tuple(body.stmts)))
+    return SPush(THREAD, n, run, ctx.b.span)
+
+
+def _seqfor_step(ctx, f, state, i) -> SPair:
+    r = apply2(ctx, f, state, SScalar(i))
+    if not isinstance(r, SPair) or not isinstance(r.b, SScalar):
+        raise CompilerBug("seqfor step did not return (state, scalar)")
+    return r
+
+
 def foldl(ctx: Ctx, f: SVal, acc: SVal, arr: SPull) -> SVal:
     """Sequential loop in one work-item; the accumulator lives in registers."""
     n = arr.n
@@ -747,11 +860,21 @@ def foldl(ctx: Ctx, f: SVal, acc: SVal, arr: SPull) -> SVal:
     body = ctx.sub()
     var = ctx.b.fresh("k")
     new = apply2(body, f, state, arr.at(body, K.Var("int", var)))
-    temps = [body.bind(x.e, "nacc") for x in scalar_leaves(ctx, new)]
+    temps = [snapshot(body, x.e, "nacc") for x in scalar_leaves(ctx, new)]
     for name, t in zip(names, temps):
         body.emit(K.Assign(name, t))
     ctx.emit(K.SeqFor(var, n, tuple(body.stmts)))
     return state
+
+
+def snapshot(ctx: Ctx, e: K.Expr, prefix: str) -> K.Expr:
+    """`e` named by a fresh variable (unless constant): the value it has now, safe to use
+    after the loop-carried variables it reads are assigned."""
+    if isinstance(e, K.Const):
+        return e
+    name = ctx.b.fresh(prefix)
+    ctx.emit(K.Let(name, e))
+    return K.Var(e.ty, name)
 
 
 def scalar_leaves(ctx, v: SVal) -> list[SScalar]:
@@ -848,6 +971,8 @@ def primitives() -> dict[str, SVal]:
         "interleave": curried(3, interleave, "interleave"),
         "while": curried(3, while_loop, "while"),
         "foldl": curried(3, foldl, "foldl"),
+        "power": curried(3, power_loop, "power"),
+        "seqfor": curried(3, seqfor, "seqfor"),
         "fst": curried(1, lambda c, p: p.a, "fst"),
         "snd": curried(1, lambda c, p: p.b, "snd"),
     }

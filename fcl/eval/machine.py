@@ -47,7 +47,8 @@ from fcl.syntax.loader import prelude_decls
 from fcl.eval.cost import GLOBAL, SPACE_OF_LEVEL, Counters, CostReport
 from fcl.eval.primitives import PRIMS
 from fcl.eval.values import (LEVEL_NAMES, Buffer, ConcatDelay, InterleaveDelay, LevelFn,
-                             MapPush, Pull, Push, PushOf, ZipWithPush, describe, from_python,
+                             MapPush, Pull, Push, PushOf, SeqForPush, ZipWithPush, describe,
+                             from_python,
                              is_function, to_python)
 from fcl.syntax import ast
 
@@ -179,6 +180,8 @@ class Machine:
                 self.run_at(p.inner, zsink)
             elif type(p) is ConcatDelay:
                 self._run_parts(p, sink, self._concat_writer(p, sink))
+            elif type(p) is SeqForPush:
+                self._run_seqfor(p, sink)
             else:
                 self._run_interleave(p, sink)
         finally:
@@ -210,6 +213,19 @@ class Machine:
                 _add_max(saved_span, slots)
         finally:
             self.ctx, self.span = saved_ctx, saved_span
+
+    def _run_seqfor(self, p: SeqForPush, sink) -> None:
+        """seqfor n s f: one thread, one element after another, the state carried along."""
+        state, f = p.state, p.f
+        self.cost.work[0] += p.length
+        for i in range(p.length):
+            r = f(state)(i)
+            if type(r) is not tuple:
+                raise EvalError(f"seqfor: the step returned {describe(r)}, not a pair "
+                                "(next state, element)", p.span)
+            state, v = r
+            self.span[0] += 1
+            sink(i, v)
 
     def _run_parts(self, p: ConcatDelay, sink, writer_for) -> None:
         """Rule 42: part i is evaluated and forced on sub-location i mod subs[L]."""
@@ -325,6 +341,23 @@ class Machine:
                 raise EvalError("while never terminates: the step returned the same array "
                                 f"(length {new.n}) and the condition still holds", span)
             buf = new
+
+    def run_power(self, n: int, step, init: Push, span) -> Buffer:
+        """power n step init: force init, then force (step i a) for i = 0 .. n-1
+        (no step when n <= 0).  Like while, arrays never grow."""
+        buf = self.force(init, span)
+        level = self.level_of(init)
+        for i in range(n):
+            nxt = step(i)(buf)
+            if not isinstance(nxt, Push):
+                raise EvalError(f"power: the step function returned {describe(nxt)}, "
+                                "not a push array", span)
+            if nxt.length > buf.n:
+                raise EvalError(f"power: step {i} returned an array of length {nxt.length}, longer "
+                                f"than its input ({buf.n}): arrays never grow in power", span)
+            buf = self.force(nxt, span)
+            self.cost.while_iterations[level] += 1
+        return buf
 
     def run_foldl(self, f, acc, a: Pull, span):
         """foldl f acc a: a sequential loop in one thread (work and span at thread level)."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fcl.errors import EvalError
 from fcl import scalars
 from fcl.eval.values import (ConcatDelay, InterleaveDelay, MapPush, Pull, Push, PushOf,
-                             ZipWithPush, describe)
+                             SeqForPush, ZipWithPush, describe)
 
 
 @dataclass(frozen=True)
@@ -123,6 +123,17 @@ def p_foldl(m, span, f, acc, a):
     return m.run_foldl(_need_fn("foldl", f, span), acc, _need_pull("foldl", a, span), span)
 
 
+def p_power(m, span, n, step, init):
+    """power n step init: n counted steps, step i gets the iteration number i."""
+    _need_int("power", "the number of steps", n, span)
+    return m.run_power(n, _need_fn("power", step, span), _need_push("power", init, span), span)
+
+
+def p_seqfor(m, span, n, state, f):
+    """seqfor n s f: a thread-level push array of n elements with a carried state."""
+    return SeqForPush(_need_size("seqfor", "the length", n, span), state, _need_fn("seqfor", f, span), span)
+
+
 def p_fst(m, span, p):
     if type(p) is not tuple:
         raise EvalError(f"fst expects a pair, got {describe(p)}", span)
@@ -169,6 +180,8 @@ PRIMS: dict[str, Prim] = {p.name: p for p in [
     Prim("interleave", "vvv", p_interleave),
     Prim("while", "vvv", p_while),
     Prim("foldl", "vvv", p_foldl),
+    Prim("power", "vvv", p_power),
+    Prim("seqfor", "vvv", p_seqfor),
     Prim("fst", "v", p_fst),
     Prim("snd", "v", p_snd),
 ]}

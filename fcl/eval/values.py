@@ -117,6 +117,20 @@ class ZipWithPush(Push):
         self.inner = inner
 
 
+class SeqForPush(Push):
+    """``seqfor n s f``: one thread, element i is ``snd (f s_i i)`` and the state
+    goes on as ``s_(i+1) = fst (f s_i i)`` (a thread-level push array)."""
+
+    __slots__ = ("state", "f", "span")
+
+    def __init__(self, n: int, state, f, span):
+        self.level = 0
+        self.length = n
+        self.state = state
+        self.f = f
+        self.span = span
+
+
 class ConcatDelay(Push):
     """``concatDelay chunk parts`` (rule 38): part i's element j goes to i*chunk + j.
 

@@ -9,7 +9,7 @@ The hardware parameters are in `HARDWARE_PARAMETERS`.
 """
 from __future__ import annotations
 
-from fcl.types.types import (BOOL, DOUBLE, FLOAT, INT, LSucc, LVarT, Level, Scheme, TFunT,
+from fcl.types.types import (BOOL, DOUBLE, FLOAT, INT, LSucc, LVarT, LZero, Level, Scheme, TFunT,
                              TLevelFunT, TPairT, TPullT, TPushT, TVarT, Type)
 from fcl.types.unify import infer_kinds, level_vars, substitute, type_vars
 
@@ -47,6 +47,7 @@ n = TVarT("n", "NUM")
 f = TVarT("f", "FRAC")
 L = LVarT("l")
 L1 = LSucc(L)
+TLZERO = LZero()
 
 _TABLE: list[tuple[str, Type, str]] = [
     ("generate", fn(INT, fn(INT, a), pull(a)), "pull array from an index function"),
@@ -63,6 +64,10 @@ _TABLE: list[tuple[str, Type, str]] = [
     ("while", fn(fn(pull(a), BOOL), fn(pull(a), push(a, L)), push(a, L), pull(a)),
      "forces the initial array, then steps while the condition holds"),
     ("foldl", fn(fn(a, b, a), a, pull(b), a), "sequential loop in one thread"),
+    ("power", fn(INT, fn(INT, pull(a), push(a, L)), push(a, L), pull(a)),
+     "power n f init: forces init, then steps n times; step i gets the iteration number"),
+    ("seqfor", fn(INT, b, fn(b, INT, pair(b, a)), push(a, TLZERO)),
+     "seqfor n s f: one thread, element i is snd (f s_i i), s_(i+1) = fst (f s_i i)"),
     ("zipWithPush", fn(fn(a, b, c), pull(a), push(b, L), push(c, L)),
      "element i of the result is f (a[i]) (b[i]); not expressible with the other primitives"),
     ("fst", fn(pair(a, b), a), "the first component of a pair"),
