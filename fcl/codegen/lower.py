@@ -710,9 +710,9 @@ def _host_while(ctx, cond, step, bufs, n) -> SPull:
     cur, other = bufs
     ty = cur.ty or "int"
     other.ty = ty
-    length, go = b.fresh("hlen"), b.fresh("go")
+    length = b.fresh("hlen")
     b.params.add(length)
-    b.host_vars += [K.Param(length, "int"), K.Param(go, "int")]
+    b.host_vars.append(K.Param(length, "int"))
     pc = b.buffer("global", cur.size, cur.origin, "alias", prefix="cur")
     po = b.buffer("global", cur.size, cur.origin, "alias", prefix="nxt")
     pc.ty = po.ty = ty
@@ -723,12 +723,18 @@ def _host_while(ctx, cond, step, bufs, n) -> SPull:
     arr = reader(pc.name, K.cint(0), K.Var("int", length), lambda: ty)
     head = Ctx(b, GRID, [])
     c = as_scalar(ctx, apply(head, cond, arr)).e
-    flag = b.buffer("global", K.cint(1), origin_of(b.span, "while condition"), "flag", prefix="flag")
-    flag.ty = "int"
-    head.emit(K.Store(flag.name, K.cint(0), K.select(c, K.cint(1), K.cint(0))))
-    ctx.emit(K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)), tuple(head.stmts)))
-    b.split_kernel()
-    head_host.append(P.ReadScalar(go, flag.name))
+    if not head.stmts and b.host_computable(c):
+        loop_cond = c           # the condition reads only the length: the host decides it
+    else:
+        go = b.fresh("go")
+        b.host_vars.append(K.Param(go, "int"))
+        flag = b.buffer("global", K.cint(1), origin_of(b.span, "while condition"), "flag", prefix="flag")
+        flag.ty = "int"
+        head.emit(K.Store(flag.name, K.cint(0), K.select(c, K.cint(1), K.cint(0))))
+        ctx.emit(K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)), tuple(head.stmts)))
+        b.split_kernel()
+        head_host.append(P.ReadScalar(go, flag.name))
+        loop_cond = K.binop("ne", K.Var("int", go), K.cint(0))
     body_host = b.host = []
     nxt = apply(ctx, step, arr)
     _check_step(ctx, nxt, GRID, K.Var("int", length))
@@ -741,7 +747,7 @@ def _host_while(ctx, cond, step, bufs, n) -> SPull:
     b.host = outer
     varying = {length}
     outer += hoist_allocs(b, head_host, varying) + hoist_allocs(b, body_host, varying)
-    outer.append(P.Loop(tuple(head_host), K.binop("ne", K.Var("int", go), K.cint(0)), tuple(body_host)))
+    outer.append(P.Loop(tuple(head_host), loop_cond, tuple(body_host)))
     return arr
 
 
@@ -759,10 +765,6 @@ def power_loop(ctx: Ctx, count: SScalar, step: SVal, init: SPush) -> SPull:
     level = init.level
     check_level(ctx, level, "loop over")
     n = count.e
-    if level == GRID and not (isinstance(n, K.Const) and n.value <= WHILE_UNROLL_MAX):
-        raise ctx.error("a grid-level power needs a step count known when compiling (at most "
-                        f"{WHILE_UNROLL_MAX}); for a run-time count write a grid-level `while` "
-                        "whose condition reads the length")
     if level == GRID and not ctx.top:
         raise ctx.error("a grid-level power can only run at the top level of a kernel")
     bufs = [placement(ctx, level, init.n, "power", "while") for _ in range(2)]
@@ -781,6 +783,8 @@ def power_loop(ctx: Ctx, count: SScalar, step: SVal, init: SPush) -> SPull:
             _boundary(ctx, level, other.origin)
             cur, other, size = other, cur, nxt.n
         return reader(cur.name, base, size, lambda cur=cur: cur.ty or "int")
+    if level == GRID:
+        return _host_power(ctx, n, step, (ra, rb), init.n)
     if level == WARP and not ctx.b.dry and not ctx.b.host_computable(n):
         raise ctx.error("the step count of a warp-level power must be known to the host (it may "
                         "depend on the arguments only): every warp must take the same number of "
@@ -804,6 +808,43 @@ def power_loop(ctx: Ctx, count: SScalar, step: SVal, init: SPush) -> SPull:
     body.emit(K.SwapPtr(pc, po))
     ctx.emit(K.SeqFor(it, n, tuple(body.stmts)))
     return reader(pc, base, K.Var("int", length), lambda: ty)
+
+
+def _host_power(ctx, n, step, bufs, size) -> SPull:
+    """A grid-level power with a run-time count: a loop of launches on the host with a
+    counter the step kernels receive; the ping-pong aliases as in `_host_while`."""
+    b = ctx.b
+    if not b.dry and not b.host_computable(n):
+        raise ctx.error("the step count of a grid-level power must be known to the host (it may "
+                        "depend on the arguments only)")
+    cur, other = bufs
+    ty = cur.ty or "int"
+    other.ty = ty
+    length, it = b.fresh("hlen"), b.fresh("hit")
+    b.params |= {length, it}
+    b.host_vars += [K.Param(length, "int"), K.Param(it, "int")]
+    pc = b.buffer("global", cur.size, cur.origin, "alias", prefix="cur")
+    po = b.buffer("global", cur.size, cur.origin, "alias", prefix="nxt")
+    pc.ty = po.ty = ty
+    b.split_kernel()
+    outer = b.host
+    outer += [P.Bind(pc.name, cur.name), P.Bind(po.name, other.name), P.SetVar(length, size),
+              P.SetVar(it, K.cint(0))]
+    body_host = b.host = []
+    arr = reader(pc.name, K.cint(0), K.Var("int", length), lambda: ty)
+    nxt = apply2(ctx, step, SScalar(K.Var("int", it)), arr)
+    _check_step(ctx, nxt, GRID, K.Var("int", length))
+    if not b.host_computable(nxt.n):
+        raise ctx.error("the length of each step of this grid-level power depends on values computed "
+                        "on the device; the host must know it")
+    nxt.run(ctx, store_writer(po, K.cint(0)))
+    b.split_kernel()
+    body_host += [P.SetVar(length, nxt.n), P.Swap(pc.name, po.name),
+                  P.SetVar(it, K.add(K.Var("int", it), K.cint(1)))]
+    b.host = outer
+    outer += hoist_allocs(b, body_host, {length, it})
+    outer.append(P.Loop((), K.lt(K.Var("int", it), n), tuple(body_host)))
+    return arr
 
 
 def seqfor(ctx: Ctx, count: SScalar, state: SVal, f: SVal) -> SPush:
