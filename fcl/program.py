@@ -341,7 +341,8 @@ class Kernel:
     def launcher(self, values: list):
         from fcl.runtime.device import choose_device
         from fcl.runtime.launch import Launcher
-        types = tuple(value_type(a) for a in values)
+        declared = self.program.param_types(self.name, len(values))
+        types = tuple(value_type(a, d) for a, d in zip(values, declared))
         static = self.static_values(values)
         build = self.specialise(types, static)
         device = choose_device(self.device_spec)
@@ -392,8 +393,11 @@ SCALAR_OF_DTYPE = {np.dtype(np.int32): T.INT, np.dtype(np.float32): T.FLOAT,
                    np.dtype(np.float64): T.DOUBLE, np.dtype(np.bool_): T.BOOL}
 
 
-def value_type(v) -> T.Type:
-    """The FCL type of a coerced argument value."""
+def value_type(v, declared: T.Type | None = None) -> T.Type:
+    """The FCL type of a coerced argument value (an empty list takes the element type
+    the parameter declares, type variables as int)."""
+    if isinstance(v, list) and not v and isinstance(declared, T.TPullT):
+        return default_type(declared)
     if isinstance(v, (bool, np.bool_)):
         return T.BOOL
     if isinstance(v, np.float32):
@@ -405,9 +409,11 @@ def value_type(v) -> T.Type:
     if isinstance(v, np.ndarray):
         return T.TPullT(SCALAR_OF_DTYPE.get(v.dtype, T.INT))
     if isinstance(v, tuple):
-        return T.TPairT(value_type(v[0]), value_type(v[1]))
+        parts = declared if isinstance(declared, T.TPairT) else T.TPairT(None, None)
+        return T.TPairT(value_type(v[0], parts.fst), value_type(v[1], parts.snd))
     if isinstance(v, list):
-        return T.TPullT(value_type(v[0]) if v else T.INT)
+        elem = declared.elem if isinstance(declared, T.TPullT) else None
+        return T.TPullT(value_type(v[0], elem) if v else T.INT)
     raise ArgumentError(f"cannot pass a {type(v).__name__} to a kernel")
 
 

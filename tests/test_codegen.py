@@ -351,16 +351,20 @@ def test_every_buffer_declaration_names_its_force_or_while(path, entry):
     plan, source = plan_of(path, entry)
     taken = {name for launch in plan.launches() for name in launch.uses.buffers}
     bufs = [b for b in plan.buffers if b.name in taken] + [b for k in plan.kernels for b in k.locals_ + k.privates]
-    lines = path.read_text().splitlines()
     for b in bufs:
         comment = declaration_comment(source, b.name)
         assert comment, f"buffer {b.name} is not declared with a comment in the source"
         if b.role in ("force", "while"):
-            m = re.search(r"\b(force|while)\b[^:]*? at (\S+):(\d+)", comment)
+            m = re.search(r"\b(force|while|power)\b[^:]*? at (\S+):(\d+)", comment)
             assert m, f"buffer {b.name}: comment {comment!r} does not name its {b.role} and file:line"
-            assert m.group(1) == b.role and Path(m.group(2)).name == path.name
+            construct, where = m.group(1), Path(m.group(2))
+            assert construct == b.role or (b.role, construct) == ("while", "power")
+            # the program itself, a file it includes, or the prelude
+            where = where if where.is_absolute() else REPO / where
+            assert where.exists(), f"buffer {b.name}: {where} does not exist"
             line = int(m.group(3))
-            assert b.role in lines[line - 1], f"{path.name}:{line} does not hold a {b.role}"
+            text = where.read_text().splitlines()[line - 1]
+            assert construct in text, f"{where.name}:{line} does not hold a {construct}"
 
 
 # ---------------------------------------------------------------- errors

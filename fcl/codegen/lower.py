@@ -19,6 +19,7 @@ support a data-dependent `while` at grid or warp level (a clear CompileError).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -27,6 +28,7 @@ from fcl.codegen import plan as P
 from fcl.errors import CompileError, CompilerBug, FCLError, Span
 from fcl.syntax import ast as A
 from fcl.types import types as T
+from fcl.types.printer import format_type
 
 THREAD, WARP, BLOCK, GRID = 0, 1, 2, 3
 LEVEL_NAMES = K.LEVELS
@@ -632,6 +634,7 @@ def _dynamic_while(ctx, cond, step, bufs, base, n, level) -> SPull:
     ty = cur.ty or other.ty or "int"
     cur.ty = other.ty = ty
     b = ctx.b
+    final = _host_final_length(ctx, cond, step, n, level, ty)
     length, pc, po = b.fresh("len"), b.fresh("cur"), b.fresh("nxt")
     space = cur.space
     ctx.emit(K.DeclVar(length, n))
@@ -668,7 +671,36 @@ def _dynamic_while(ctx, cond, step, bufs, base, n, level) -> SPull:
         for u in updates:
             body.emit(u)
         _guarded_loop(ctx, tuple(head.stmts), c, tuple(body.stmts), cur.name, K.Var("int", length))
-    return reader(pc, base, K.Var("int", length), lambda: ty)
+    return reader(pc, base, final if final is not None else K.Var("int", length), lambda: ty)
+
+
+def _host_final_length(ctx, cond, step, n, level, ty):
+    """When a while's condition and step lengths read only the length, and its first
+    length is known to the host, the host runs the same loop over lengths alone before
+    the launch: the length after the loop becomes a host scalar (so later forces and
+    the result can be sized by it).  None otherwise."""
+    b = ctx.b
+    if b.dry or not b.host_computable(n):
+        return None
+    var = K.Var("int", b.fresh("hlen"))
+    probe = Builder(b.hw, dry=True)
+    probe.params = set(b.params) | {var.name}
+    probe.counter = b.counter + 100000
+    probe.span = b.span
+    pctx = Ctx(probe, level, [])
+    arr = reader("probe", K.cint(0), var, lambda: ty)
+    try:
+        c = as_scalar(pctx, apply(pctx, cond, arr)).e
+        nxt = apply(pctx, step, arr)
+    except FCLError:
+        return None
+    if pctx.stmts or not probe.host_computable(c) or not isinstance(nxt, SPush) \
+            or not probe.host_computable(nxt.n):
+        return None
+    b.params.add(var.name)
+    b.host_vars.append(K.Param(var.name, "int"))
+    b.host += [P.SetVar(var.name, n), P.Loop((), c, (P.SetVar(var.name, nxt.n),))]
+    return var
 
 
 def _guarded_loop(ctx, head, cond, body, holder: str, length=None):
@@ -1057,25 +1089,57 @@ def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], e
 
 
 def entry_arg(b: Builder, t: T.Type, k: int, params, args, static: dict, name: str) -> SVal:
+    """The symbolic value of argument k of type t; its plan argument goes to `args`.
+    A static scalar is a constant the kernels never see."""
     if isinstance(t, T.TCon) and k in static:
         args.append(P.ScalarArg(f"arg{k}", t.name, name, static[k]))
         return SScalar(K.cint(static[k]) if t.name == "int" else K.const(static[k], t.name))
+    value, spec = _arg_value(b, t, k, f"{k}", params)
+    args.append(dataclasses.replace(spec, name=name) if name else spec)
+    return value
+
+
+def _arg_value(b: Builder, t: T.Type, k: int, path: str, params) -> tuple[SVal, object]:
+    """(value, plan argument) for (part `path` of) argument k: scalars are host scalars,
+    pairs their components, arrays of scalars input buffers, arrays of pairs one buffer
+    per component, regular arrays of arrays a flat buffer and its shape."""
     if isinstance(t, T.TCon):
-        pname = f"arg{k}"
+        pname = f"arg{path}"
         params.append(K.Param(pname, t.name))
-        args.append(P.ScalarArg(pname, t.name, name))
-        return SScalar(K.Var(t.name, pname))
-    if isinstance(t, T.TPullT) and isinstance(t.elem, T.TCon):
-        rec = b.buffer("global", K.Var("int", f"n{k}"), f"argument {k + 1}", "input", prefix=f"in{k}_")
-        rec.ty = t.elem.name
-        params.append(K.Param(f"n{k}", "int"))
-        args.append(P.ArrayArg(rec.name, f"n{k}", t.elem.name, name))
-        return reader(rec.name, K.cint(0), K.Var("int", f"n{k}"), lambda: t.elem.name)
+        return SScalar(K.Var(t.name, pname)), P.ScalarArg(pname, t.name)
     if isinstance(t, T.TPairT):
-        raise CompileError(f"argument {k + 1}: pairs cannot be passed to a kernel yet; pass the "
-                           f"components as separate arguments", b.span)
-    raise CompileError(f"argument {k + 1} has type {t} which a kernel cannot take "
-                       f"(scalars and one-dimensional arrays of scalars only)", b.span)
+        a, sa = _arg_value(b, t.fst, k, f"{path}_0", params)
+        c, sc = _arg_value(b, t.snd, k, f"{path}_1", params)
+        return SPair(a, c), P.PairArg(sa, sc)
+    if isinstance(t, T.TPullT) and isinstance(t.elem, T.TCon):
+        rec, length = _input_buffer(b, t.elem.name, k, path, params)
+        return reader(rec.name, K.cint(0), length, lambda: t.elem.name), P.ArrayArg(rec.name, length.name, t.elem.name)
+    if isinstance(t, T.TPullT) and isinstance(t.elem, T.TPairT):
+        a, sa = _arg_value(b, T.TPullT(t.elem.fst), k, f"{path}_0", params)
+        c, sc = _arg_value(b, T.TPullT(t.elem.snd), k, f"{path}_1", params)
+        return SPull(a.n, lambda ctx, i: SPair(a.at(ctx, i), c.at(ctx, i))), P.ZipArg(sa, sc)
+    if isinstance(t, T.TPullT) and isinstance(t.elem, T.TPullT) and isinstance(t.elem.elem, T.TCon):
+        ty = t.elem.elem.name
+        rec, length = _input_buffer(b, ty, k, path, params)
+        rows, cols = K.Var("int", f"r{path}"), K.Var("int", f"c{path}")
+        params += [K.Param(rows.name, "int"), K.Param(cols.name, "int")]
+
+        def row(ctx, i):
+            base = K.mul(i, cols)
+            return SPull(cols, lambda c2, j: SScalar(K.Load(ty, rec.name, K.add(base, j))))
+        return SPull(rows, row), P.NestedArg(P.ArrayArg(rec.name, length.name, ty), rows.name, cols.name)
+    raise CompileError(f"argument {k + 1} has type {format_type(t)}, which a kernel cannot take: kernel "
+                       "arguments are scalars, pairs, arrays of scalars or of pairs, and regular arrays "
+                       "of arrays of scalars; pass deeper structures flat, with their sizes, and rebuild "
+                       "them with `splitUp` or `generate`", b.span)
+
+
+def _input_buffer(b: Builder, ty: str, k: int, path: str, params):
+    length = K.Var("int", f"n{path}")
+    rec = b.buffer("global", length, f"argument {k + 1}", "input", prefix=f"in{path}_")
+    rec.ty = ty
+    params.append(K.Param(length.name, "int"))
+    return rec, length
 
 
 def emit_result(ctx: Ctx, value: SVal, name: str) -> P.Result:

@@ -56,6 +56,75 @@ class ArrayArg:
     name: str = ""
 
 
+@dataclass(frozen=True)
+class PairArg:
+    """An entry argument that is a pair: its components are passed as `fst` and `snd`."""
+    fst: object
+    snd: object
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class ZipArg:
+    """An array of pairs, passed as one array per component (`fst`, `snd`: array
+    arguments of the same length)."""
+    fst: object
+    snd: object
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class NestedArg:
+    """A regular array of arrays, passed as one flat row-major buffer (`flat`, whose
+    length is rows * cols) and its shape in host scalars `rows` and `cols`."""
+    flat: ArrayArg
+    rows: str
+    cols: str
+    name: str = ""
+
+
+Arg = ScalarArg | ArrayArg | PairArg | ZipArg | NestedArg
+
+
+def split_arg(spec, value, position: int) -> tuple[list, dict]:
+    """The leaf arguments (ScalarArg/ArrayArg, value) of one entry argument, and the
+    host scalars its shape sets (NestedArg); ArgumentError for an irregular array or
+    components of different lengths."""
+    import numpy as np
+    from fcl.errors import ArgumentError
+    leaves, env = [], {}
+
+    def go(spec, value):
+        if isinstance(spec, (ScalarArg, ArrayArg)):
+            leaves.append((spec, value))
+        elif isinstance(spec, PairArg):
+            go(spec.fst, value[0])
+            go(spec.snd, value[1])
+        elif isinstance(spec, ZipArg):
+            go(spec.fst, _component(value, 0))
+            go(spec.snd, _component(value, 1))
+        elif isinstance(spec, NestedArg):
+            rows = [np.asarray(r) for r in value]
+            cols = len(rows[0]) if rows else 0
+            for k, r in enumerate(rows):
+                if len(r) != cols:
+                    raise ArgumentError(f"argument {position}: an array of arrays passed to a kernel must "
+                                        f"be regular (every row as long): row 0 has {cols} elements, "
+                                        f"row {k} has {len(r)}")
+            env[spec.rows], env[spec.cols] = len(rows), cols
+            flat = np.concatenate(rows) if rows else np.empty(0)
+            leaves.append((spec.flat, flat))
+        else:
+            raise TypeError(f"unknown argument spec {spec!r}")
+    go(spec, value)
+    return leaves, env
+
+
+def _component(value, k: int):
+    """Component k of an array of pairs: a list of the k-th components."""
+    return [pair[k] for pair in value]
+
+
 # ---------------------------------------------------------------- host statements
 
 @dataclass(frozen=True)
@@ -138,7 +207,7 @@ class Result(HostStmt):
 @dataclass(frozen=True)
 class Plan:
     entry: str
-    args: tuple[ScalarArg | ArrayArg, ...]
+    args: tuple[Arg, ...]
     params: tuple[K.Param, ...]
     buffers: tuple[K.Buffer, ...]
     kernels: tuple[K.Kernel, ...]
@@ -237,6 +306,12 @@ def local_bytes(plan: Plan, k) -> "K.Expr":
 
 def _arg_text(a, name: str = "") -> str:
     label = f"{a.name or name} " if a.name or name else ""
+    if isinstance(a, PairArg):
+        return f"{label}({_arg_text(a.fst)}, {_arg_text(a.snd)})"
+    if isinstance(a, ZipArg):
+        return f"{label}[pairs: {_arg_text(a.fst)}, {_arg_text(a.snd)}]"
+    if isinstance(a, NestedArg):
+        return f"{label}{a.flat.ty}[{a.rows}][{a.cols}] -> {a.flat.buffer} (flat, row-major)"
     if isinstance(a, ArrayArg):
         return f"{label}{a.ty}[{a.length}] -> {a.buffer}"
     if a.value is not None:
@@ -332,6 +407,12 @@ def to_json(plan: Plan) -> dict:
                 "per": b.per or None, "role": b.role, "holds": b.origin}
 
     def arg(a):
+        if isinstance(a, (PairArg, ZipArg)):
+            return {"kind": "pair" if isinstance(a, PairArg) else "array of pairs", "name": a.name,
+                    "components": [arg(a.fst), arg(a.snd)]}
+        if isinstance(a, NestedArg):
+            return {"kind": "nested array", "name": a.name, "type": a.flat.ty, "buffer": a.flat.buffer,
+                    "length": a.flat.length, "rows": a.rows, "cols": a.cols}
         if isinstance(a, ArrayArg):
             return {"kind": "array", "name": a.name, "type": a.ty, "buffer": a.buffer, "length": a.length}
         return {"kind": "scalar", "name": a.name, "type": a.ty, "param": a.param, "static": a.value}

@@ -131,6 +131,23 @@ class MethodPrinter:
         return "\n".join(self.lines) + "\n"
 
     def argument(self, name: str, a):
+        if isinstance(a, (P.PairArg, P.ZipArg)):
+            first, second = f"{name}_0", f"{name}_1"
+            if isinstance(a, P.PairArg):
+                self.emit(2, f"{first}, {second} = {name}")
+            else:
+                self.emit(2, f"{first}, {second} = [x[0] for x in {name}], [x[1] for x in {name}]")
+            self.argument(first, a.fst)
+            self.argument(second, a.snd)
+            return
+        if isinstance(a, P.NestedArg):
+            self.emit(2, f"{name} = [np.asarray(r) for r in {name}]")
+            self.emit(2, f"{a.rows}, {a.cols} = len({name}), (len({name}[0]) if {name} else 0)")
+            self.emit(2, f"if any(len(r) != {a.cols} for r in {name}): "
+                         f"raise ValueError('an array of arrays must be regular')")
+            self.emit(2, f"{name} = np.concatenate({name}) if {name} else np.empty(0)")
+            self.argument(name, a.flat)
+            return
         if isinstance(a, P.ArrayArg):
             self.emit(2, f"{name} = np.ascontiguousarray({name}, dtype={NP_TYPES[a.ty]})")
             self.emit(2, f"{a.length} = len({name})")

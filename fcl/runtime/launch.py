@@ -116,7 +116,12 @@ class Launcher:
     def bind_args(self, args: list) -> State:
         cl = self.cl
         st = State({})
-        for spec, value in zip(self.plan.args, args):
+        leaves = []
+        for k, (spec, value) in enumerate(zip(self.plan.args, args)):
+            parts, shape = P.split_arg(spec, value, k + 1)
+            leaves += parts
+            st.env.update(shape)
+        for spec, value in leaves:
             if isinstance(spec, P.ArrayArg):
                 host = np.ascontiguousarray(value, dtype=DTYPES[spec.ty])
                 st.env[spec.length] = len(host)
