@@ -88,8 +88,91 @@ def _scan_warps(c, a, bs):
     return _wrap(np.cumsum(chunks[:keep].astype(np.int64), axis=1).ravel())
 
 
+def _affine(f, g):
+    """Composition of the maps x -> a x + b (mod 251) packed as a * 256 + b (reduce.fcl)."""
+    fa, fb, ga, gb = f // 256, f % 256, g // 256, g % 256
+    return (ga * fa) % 251 * 256 + (ga * fb + gb) % 251
+
+
+def _affine_maps(n):
+    return [((i * 7) % 250 + 1) * 256 + (i * 13) % 251 for i in range(n)]
+
+
+def _compose_prefixes(n):
+    out, acc = [], 256
+    for x in _affine_maps(n):
+        acc = _affine(acc, x)
+        out.append(acc)
+    return out
+
+
+def _reduce(a, op, ne, dtype):
+    acc = ne
+    for x in np.asarray(a, dtype=dtype):
+        acc = op(acc, x)
+    return np.asarray([acc], dtype=dtype)
+
+
+def _scan_float(a, op, dtype):
+    out, acc = [], None
+    for x in np.asarray(a, dtype=dtype):
+        acc = x if acc is None else op(acc, x)
+        out.append(acc)
+    return np.asarray(out, dtype=dtype)
+
+
+def _stencil(a):
+    a = np.asarray(a, np.float32)
+    if len(a) == 0:
+        return a
+    left, right = np.r_[a[:1], a[:-1]], np.r_[a[1:], a[-1:]]
+    return (np.float32(0.25) * left + np.float32(0.5) * a + np.float32(0.25) * right).astype(np.float32)
+
+
+def _sobol(dirs, i):
+    g, x = i ^ (i >> 1), 0
+    for j, v in enumerate(dirs):
+        if (g >> j) & 1:
+            x ^= int(v)
+    return x / 2.0 ** 30
+
+
+def _matvec_f(cols, rows, m, x):
+    return (np.asarray(m, np.float64).reshape(rows, cols) @ np.asarray(x, np.float64)).astype(np.float32)
+
+
+def _matmul_f(n, k, m, a, b):
+    prod = np.asarray(a, np.float64).reshape(n, k) @ np.asarray(b, np.float64).reshape(k, m)
+    return prod.ravel().astype(np.float32)
+
+
+def _dot(a, b, dtype):
+    n = min(len(a), len(b))
+    prod = np.asarray(a[:n], np.float64 if dtype != np.int32 else np.int64) * np.asarray(b[:n])
+    return (_wrap([prod.sum()]) if dtype == np.int32 else np.asarray([prod.sum()], dtype=dtype))
+
+
 # (file stem, entry) -> f(args, block_size) -> expected value (None: no reference)
 REFERENCES = {
+    ("reduce", "sumAll"): lambda a, bs: _wrap([np.asarray(a[0], np.int64).sum()]),
+    ("reduce", "sumAllD"): lambda a, bs: _reduce(a[0], lambda x, y: x + y, 0.0, np.float64),
+    ("reduce", "maxAllF"): lambda a, bs: np.asarray([np.max(a[0])], np.float32),
+    ("reduce", "composeAll"): lambda a, bs: _wrap([_reduce(_affine_maps(a[0]), _affine, 256, np.int64)[0]]),
+    ("scan", "scanAll"): lambda a, bs: _wrap(np.cumsum(np.asarray(a[0], np.int64))),
+    ("scan", "scanAllD"): lambda a, bs: _scan_float(a[0], lambda x, y: x + y, np.float64),
+    ("scan", "scanAllF"): lambda a, bs: _scan_float(a[0], lambda x, y: x * y, np.float32),
+    ("scan", "composePrefixSum"): lambda a, bs: _wrap([sum(_compose_prefixes(a[0]))]),
+    ("scan", "scanSum"): lambda a, bs: _wrap([np.cumsum(np.asarray(a[0], np.int64)).sum()]),
+    ("matvec", "matvecF"): lambda a, bs: _matvec_f(*a),
+    ("matmul", "matmulF"): lambda a, bs: _matmul_f(*a),
+    ("matmul", "matmulTiledK"): lambda a, bs: _matmul(*a[1:]),
+    ("dot", "dotF"): lambda a, bs: _dot(a[0], a[1], np.float32),
+    ("dot", "dotD"): lambda a, bs: _dot(a[0], a[1], np.float64),
+    ("dot", "dotI"): lambda a, bs: _dot(a[0], a[1], np.int32),
+    ("stencil", "stencilNaive"): lambda a, bs: _stencil(a[0]),
+    ("stencil", "stencilTiled"): lambda a, bs: _stencil(a[0]),
+    ("sobol", "sobolIndep"): lambda a, bs: np.asarray([_sobol(a[1], i) for i in range(a[0])]),
+    ("sobol", "sobolRec"): lambda a, bs: np.asarray([_sobol(a[2], i) for i in range(a[1])]),
     # reversing each chunk and the order of the chunks reverses the kept prefix
     ("reverse", "revDistribute"): lambda a, bs: _chunks(a[1], a[0]).ravel()[::-1] if a[0] else None,
     ("reverse", "revGrid"): lambda a, bs: np.asarray(a[0])[::-1],

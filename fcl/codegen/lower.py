@@ -161,25 +161,68 @@ class PendingLaunch:
     index: int
 
 
+@dataclass
+class ElemLoop:
+    """The per-element work of a block-level push array: `var` is the element index;
+    `varying` the names whose value differs between the block's work-items; a
+    block- or warp-level force inside it makes it `collective` (every work-item
+    then runs the same number of rounds, see `push_scheme`)."""
+    level: int
+    var: str
+    varying: set
+    collective: bool = False
+
+    def reads_varying(self, e: K.Expr, warp_uniform: bool = False) -> list[str]:
+        """The varying names `e` reads (the warp id counts only unless `warp_uniform`:
+        a warp-level array's place in local memory depends on it, its values must not)."""
+        ids = (K.Hw.LID, K.Hw.LANE, K.Hw.GLOBAL_ID) + (() if warp_uniform else (K.Hw.WID,))
+        names = [x.name for x in K.walk_expr(e) if isinstance(x, K.Var) and x.name in self.varying]
+        if any(isinstance(x, K.HwId) and x.name in ids for x in K.walk_expr(e)):
+            names.append("the work-item's id")
+        return names
+
+
 class Ctx:
-    """Where code is emitted, and the level of the unit that runs it."""
+    """Where code is emitted, and the level of the unit that runs it; inside the
+    per-element work of a block-level push, the element loop and the conditions and
+    loop counts on the way (`guards`)."""
 
     def __init__(self, b: Builder, level: int, stmts: list | None, top: bool = False):
         self.b = b
         self.level = level
         self._stmts = stmts
         self.top = top
+        self.elem: ElemLoop | None = None
+        self.guards: tuple = ()
 
     @property
     def stmts(self) -> list:
         return self.b.top if self.top else self._stmts
 
     def emit(self, s: K.Stmt):
+        if self.elem is not None:
+            self._track(s)
         self.stmts.append(s)
 
-    def sub(self, level: int | None = None) -> "Ctx":
-        """A nested context (loop or branch body) with its own statement list."""
-        return Ctx(self.b, self.level if level is None else level, [])
+    def _track(self, s: K.Stmt):
+        """Names defined from varying values vary; loop-carried variables are taken to vary."""
+        e = self.elem
+        if isinstance(s, K.Let) and e.reads_varying(s.expr):
+            e.varying.add(s.var)
+        elif isinstance(s, K.DeclVar):
+            e.varying.add(s.var)
+        elif isinstance(s, K.Assign) and e.reads_varying(s.expr):
+            e.varying.add(s.var)
+        elif isinstance(s, K.SeqFor) and e.reads_varying(s.count):
+            e.varying.add(s.var)
+
+    def sub(self, level: int | None = None, guard: K.Expr | None = None) -> "Ctx":
+        """A nested context (loop or branch body) with its own statement list; `guard`
+        is the condition or loop count that decides whether and how often it runs."""
+        c = Ctx(self.b, self.level if level is None else level, [])
+        c.elem = self.elem
+        c.guards = self.guards + ((guard,) if guard is not None and self.elem is not None else ())
+        return c
 
     def bind(self, e: K.Expr, prefix: str = "t") -> K.Expr:
         """Name a non-trivial expression once (never at a kernel's top level)."""
@@ -415,7 +458,7 @@ def branch(ctx: Ctx, c: K.Expr, then: Callable, else_: Callable) -> SVal:
     """Evaluate both branches in their own statement lists and join the results."""
     if isinstance(c, K.Const):
         return then(ctx) if c.value else else_(ctx)
-    ta, tb = ctx.sub(), ctx.sub()
+    ta, tb = ctx.sub(guard=c), ctx.sub(guard=c)
     a, b = then(ta), else_(tb)
     if not ta.stmts and not tb.stmts:
         return merge_pure(c, a, b)
@@ -452,18 +495,46 @@ def check_level(ctx: Ctx, level: int, what: str):
             f"cannot {what} a {LEVEL_NAMES[level]}-level array here: this code runs in one "
             f"{LEVEL_NAMES[ctx.level]}",
             [f"a {LEVEL_NAMES[level]}-level computation must be started from code that a whole "
-             f"{LEVEL_NAMES[level]} (or a larger unit) runs; move it out of the per-element function"])
+             f"{LEVEL_NAMES[level]} (or a larger unit) runs; move it out of the per-element function",
+             "a block- or warp-level `force` may stand in the per-element work of a block-level "
+             "`push` (the block computes it together); to stage tiles in a loop, step over them "
+             "with a block-level `power` (examples/matmul.fcl)"])
 
 
 def push_scheme(level: int, arr: SPull, span) -> SPush:
-    """`push <level> arr`: elements shared out over the work-items of one unit of `level`."""
+    """`push <level> arr`: elements shared out over the work-items of one unit of `level`.
+    When an element's work forces a block- or warp-level array (all work-items of the
+    block compute it together), every work-item runs the same number of rounds:
+    round r gives work-item t element r * #BlockSize + t (clamped to the last element,
+    whose work is then done again but not written), so the barriers line up."""
     def run(ctx: Ctx, w):
         check_level(ctx, level, "compute")
         body = ctx.sub(THREAD)
         var = ctx.b.fresh("i")
         i = K.Var("int", var)
-        w(body, i, as_scalar(ctx, arr.at(body, i)))
-        ctx.emit(K.ParFor(LEVEL_NAMES[level], var, arr.n, tuple(body.stmts)))
+        if level == BLOCK:
+            body.elem = ElemLoop(level, var, {var})
+            body.guards = ()
+        v = as_scalar(ctx, arr.at(body, i))
+        writes = body.sub()
+        w(writes, i, v)
+        if body.elem is None or not body.elem.collective:
+            for st in writes.stmts:
+                body.emit(st)
+            ctx.emit(K.ParFor(LEVEL_NAMES[level], var, arr.n, tuple(body.stmts)))
+            return
+        if ctx.elem is not None and ctx.elem.reads_varying(arr.n):
+            raise ctx.error("this block-level array's length differs between the work-items of the block, "
+                            "but its elements force block-level arrays, which the whole block computes "
+                            "together")
+        bs = K.cint(ctx.b.hw["#BlockSize"])
+        r, active = ctx.b.fresh("round"), ctx.b.fresh("active")
+        idx = K.add(K.mul(K.Var("int", r), bs), K.HwId("int", "lid"))
+        rounds = K.div(K.add(arr.n, K.cint(ctx.b.hw["#BlockSize"] - 1)), bs)
+        head = (K.Let(var, K.call("min", (idx, K.sub(arr.n, K.cint(1))), "int")),
+                K.Let(active, K.lt(idx, arr.n)))
+        stmts = head + tuple(body.stmts) + (K.If(K.Var("bool", active), tuple(writes.stmts)),)
+        ctx.emit(K.SeqFor(r, rounds, stmts))
     return SPush(level, arr.n, run, span)
 
 
@@ -568,6 +639,8 @@ def sync(ctx: Ctx, level: int, why: str):
 
 def force(ctx: Ctx, arr: SPush) -> SPull:
     """Materialise a push array where its level says (registers, local, global)."""
+    if WARP <= arr.level <= BLOCK and ctx.level < arr.level and ctx.elem is not None:
+        return collective_force(ctx, arr)
     check_level(ctx, arr.level, "force")
     if arr.level == GRID and not ctx.top:
         raise ctx.error("a grid-level array can only be forced at the top level of a kernel, "
@@ -578,6 +651,63 @@ def force(ctx: Ctx, arr: SPush) -> SPull:
         ctx.b.split_kernel()
     sync(ctx, arr.level, rec.origin)
     return reader(rec.name, base, arr.n, lambda: rec.ty or "int")
+
+
+def collective_force(ctx: Ctx, arr: SPush) -> SPull:
+    """A block- or warp-level force inside the per-element work of a block-level push
+    (or a sequential loop in it): the work-items of the block compute the array together,
+    between two barriers, in a round that every work-item runs (see `push_scheme`).  The
+    array must be the same for every element of the round, and the conditions and loop
+    counts on the way to it the same for every work-item."""
+    e = ctx.elem
+    for g in ctx.guards:
+        names = e.reads_varying(g)
+        if names:
+            raise ctx.error(
+                f"this {LEVEL_NAMES[arr.level]}-level force runs inside a condition or loop that "
+                f"differs between the work-items of the block (it reads {_names(names, e)}), so not "
+                "every work-item would reach its barriers",
+                ["make the loop count or condition depend only on values every work-item shares "
+                 "(arguments, the part index, loop counters of such loops)"])
+    rec, base = placement(ctx, arr.level, arr.n, "force", "force")
+    work = Ctx(ctx.b, arr.level, [])
+    arr.run(work, store_writer(rec, base))
+    names = sorted({n for st in K.walk_stmts(work.stmts) for x in _stmt_exprs(st)
+                    for n in e.reads_varying(x, warp_uniform=True)})
+    if names or e.reads_varying(arr.n):
+        raise ctx.error(
+            f"this {LEVEL_NAMES[arr.level]}-level force inside per-element work depends on the element "
+            f"(it reads {_names(names or e.reads_varying(arr.n), e)}); the whole block computes it "
+            "together, so it must be the same for every element",
+            ["force only what every element of the block shares (tiles indexed by the part and "
+             "by loop counters), or compute the per-element part without a force"])
+    e.collective = True
+    if not (ctx.stmts and isinstance(ctx.stmts[-1], K.Barrier)):
+        ctx.emit(K.Barrier(f"{rec.origin}: reads of the previous round are done"))
+    for st in work.stmts:
+        ctx.emit(st)
+    ctx.emit(K.Barrier(rec.origin))
+    return reader(rec.name, base, arr.n, lambda: rec.ty or "int")
+
+
+def _names(names, e: ElemLoop | None = None) -> str:
+    """How to name varying values in a message: the element index, the work-item's id,
+    or values computed from them (the compiler's own names mean nothing to the user)."""
+    said = []
+    for n in names:
+        text = ("the element's index" if e is not None and n == e.var
+                else n if " " in n else "values computed from the element")
+        if text not in said:
+            said.append(text)
+    return " and ".join(said)
+
+
+def _stmt_exprs(st: K.Stmt):
+    """The expressions directly in one statement (not in nested statements)."""
+    for name in getattr(st, "__dataclass_fields__", {}):
+        v = getattr(st, name)
+        if isinstance(v, K.Expr):
+            yield v
 
 
 def while_loop(ctx: Ctx, cond: SVal, step: SVal, init: SPush) -> SPull:
@@ -643,7 +773,7 @@ def _dynamic_while(ctx, cond, step, bufs, base, n, level) -> SPull:
     arr = reader(pc, base, K.Var("int", length), lambda: ty)
     head = ctx.sub()
     c = as_scalar(ctx, apply(head, cond, arr)).e
-    body = ctx.sub()
+    body = ctx.sub(guard=c)
     nxt = apply(body, step, arr)
     _check_step(ctx, nxt, level, K.Var("int", length))
     new_len = body.bind(nxt.n, "newlen")
@@ -830,7 +960,7 @@ def power_loop(ctx: Ctx, count: SScalar, step: SVal, init: SPush) -> SPull:
     ctx.emit(K.DeclPtr(pc, cur.space, ty, cur.name))
     ctx.emit(K.DeclPtr(po, cur.space, ty, other.name))
     arr = reader(pc, base, K.Var("int", length), lambda: ty)
-    body = ctx.sub()
+    body = ctx.sub(guard=n)
     nxt = apply2(body, step, SScalar(K.Var("int", it)), arr)
     _check_step(ctx, nxt, level, K.Var("int", length))
     new_len = body.bind(nxt.n, "newlen")
@@ -898,7 +1028,7 @@ def seqfor(ctx: Ctx, count: SScalar, state: SVal, f: SVal) -> SPush:
         for name, leaf in zip(names, leaves):
             c.emit(K.DeclVar(name, leaf.e))
         st = rebuild(state, iter(SScalar(K.Var(l.e.ty, nm)) for nm, l in zip(names, leaves)))
-        body = c.sub()
+        body = c.sub(guard=n)
         var = c.b.fresh("k")
         i = K.Var("int", var)
         r = _seqfor_step(body, f, st, i)
@@ -930,7 +1060,7 @@ def foldl(ctx: Ctx, f: SVal, acc: SVal, arr: SPull) -> SVal:
     for name, leaf in zip(names, leaves):
         ctx.emit(K.DeclVar(name, leaf.e))
     state = rebuild(acc, iter(SScalar(K.Var(l.e.ty, nm)) for nm, l in zip(names, leaves)))
-    body = ctx.sub()
+    body = ctx.sub(guard=n)
     var = ctx.b.fresh("k")
     new = apply2(body, f, state, arr.at(body, K.Var("int", var)))
     temps = [snapshot(body, x.e, "nacc") for x in scalar_leaves(ctx, new)]

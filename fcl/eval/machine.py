@@ -30,8 +30,12 @@ The force rules:
   (`InterleaveDelay`), checking that every position is written once.
 
 Forcing an array of level L at a location of a higher level is done by one
-sub-location of level L (the first); forcing it at a lower level (a block
-array inside a thread's computation) has no rule and is an error.
+sub-location of level L (the first).  Forcing a warp- or block-level array
+inside the per-element work of a block-level array (a thread location whose
+scheme is at block level) is done by the element's block: the array is
+computed as a whole and the element goes on with it.  Other forces at a
+lower level (a block array inside a thread-level scheme) have no rule and
+are an error.
 """
 from __future__ import annotations
 
@@ -135,9 +139,18 @@ class Machine:
         kernel boundary (none after the final result)."""
         level = self.level_of(p)
         if level > self.loc:
-            raise EvalError(
-                f"cannot force a {_lname(level)}-level array inside a {_lname(self.loc)}-level "
-                f"computation (a {_lname(self.loc)} location has no {_lname(level)} to run it)", span)
+            if not 1 <= level <= self.ctx or level > 2:
+                raise EvalError(
+                    f"cannot force a {_lname(level)}-level array inside a {_lname(self.loc)}-level "
+                    f"computation (a {_lname(self.loc)} location has no {_lname(level)} to run it)", span)
+            # inside the per-element work of a block-level array: the element's block
+            # (or warp) computes the array together, then the element goes on with it
+            saved = self.loc
+            self.loc = level
+            try:
+                return self.force(p, span, final)
+            finally:
+                self.loc = saved
         n = p.length
         space = GLOBAL if final else SPACE_OF_LEVEL[level]
         out = [None] * n
