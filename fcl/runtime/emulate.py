@@ -32,7 +32,12 @@ class Emulator(Launcher):
 
     def bind_args(self, args: list) -> State:
         st = State({})
-        for spec, value in zip(self.plan.args, args):
+        leaves = []
+        for k, (spec, value) in enumerate(zip(self.plan.args, args)):
+            parts, shape = P.split_arg(spec, value, k + 1)
+            leaves += parts
+            st.env.update(shape)
+        for spec, value in leaves:
             if isinstance(spec, P.ArrayArg):
                 host = np.array(value, dtype=STORAGE_DTYPES[spec.ty]).reshape(-1)
                 st.env[spec.length] = len(host)
