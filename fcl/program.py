@@ -296,6 +296,11 @@ class Kernel:
             t = t.res
         return tuple(default_type(p) for p in params)
 
+    def arg_types(self, values: list) -> tuple:
+        """The concrete types of coerced arguments (an empty list takes the declared type)."""
+        declared = self.program.param_types(self.name, len(values))
+        return tuple(value_type(a, d) for a, d in zip(values, declared))
+
     def default_build(self) -> Build:
         """The build for the default types with only the pinned static values (what
         `fclc compile` prints); independent of earlier calls."""
@@ -305,7 +310,7 @@ class Kernel:
     def build_for(self, *args) -> Build:
         """The build a call with these arguments runs."""
         values = self.coerce(args)
-        return self.specialise(tuple(value_type(a) for a in values), self.static_values(values))
+        return self.specialise(self.arg_types(values), self.static_values(values))
 
     @property
     def opencl_source(self) -> str:
@@ -341,8 +346,7 @@ class Kernel:
     def launcher(self, values: list):
         from fcl.runtime.device import choose_device
         from fcl.runtime.launch import Launcher
-        declared = self.program.param_types(self.name, len(values))
-        types = tuple(value_type(a, d) for a, d in zip(values, declared))
+        types = self.arg_types(values)
         static = self.static_values(values)
         build = self.specialise(types, static)
         device = choose_device(self.device_spec)
@@ -356,7 +360,7 @@ class Kernel:
         (fcl.runtime.emulate; slow, for small inputs and for testing passes)."""
         from fcl.runtime.emulate import Emulator
         values = self.coerce(args)
-        plan = self.specialise(tuple(value_type(a) for a in values), self.static_values(values)).plan
+        plan = self.specialise(self.arg_types(values), self.static_values(values)).plan
         return Emulator(plan).run(values)[0]
 
     def run(self, *args):

@@ -265,7 +265,7 @@ fun grow arr = while (fn a => lengthPull a < 100) (fn a => push <block> (generat
 fun loopForever arr = while (fn a => true) (fn a => push <block> a) (push <block> arr) |> push <grid>
 fun negative n = push <grid> (generate n (fn i => i))
 fun negConcat n arr = concat n (mapPull (push <block>) (splitUp 1 arr))
-fun wrongLevel arr = push <block> (generate 2 (fn i => index (force (push <block> arr)) i))
+fun wrongLevel arr = push <thread> (generate 2 (fn i => index (force (push <block> arr)) i))
 fun tooHigh arr = concat 1 (mapPull (fn x => push <grid> (generate 1 (fn i => x))) arr)
 fun notAFunction x = 3 x
 """

@@ -4,8 +4,8 @@ global buffers:
   in0_1      int[lengthPull arr]  input: argument 1
   out2       int[lengthPull arr / 512]  output: result of sumGrid
 kernel sumGrid(in0_1, out2, n0): 10 barriers
-  local   l5     int[256]  (block level, while at examples/reduce.fcl:15)
-  local   l6     int[256]  (block level, while at examples/reduce.fcl:15)
+  local   l5     int[256]  (block level, while at examples/reduce.fcl:16)
+  local   l6     int[256]  (block level, while at examples/reduce.fcl:16)
   local memory: 2048 bytes per work-group
 host program:
   alloc out2 : int[lengthPull arr / 512]
@@ -36,44 +36,44 @@ __kernel void sumGrid(
   const int lid = get_local_id(0);
   const int wid = lid / 32;
   const int lane = lid % 32;
-  __local int l5[256];  /* while at examples/reduce.fcl:15: local, 256 x int */
-  __local int l6[256];  /* while at examples/reduce.fcl:15: local, 256 x int */
+  __local int l5[256];  /* while at examples/reduce.fcl:16: local, 256 x int */
+  __local int l6[256];  /* while at examples/reduce.fcl:16: local, 256 x int */
   const int inv1 = n0 >> 9;
   for (int part3 = get_group_id(0); part3 < inv1; part3 += get_num_groups(0)) {
     l5[lid] = fcl_add(in0_1[part3 * 512 + lid], in0_1[part3 * 512 + (lid + 256)]);
-    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
+    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:16 */
     if (lid < 128) {
       l6[lid] = fcl_add(l5[lid], l5[lid + 128]);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
+    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:16 */
     if (lid < 64) {
       l5[lid] = fcl_add(l6[lid], l6[lid + 64]);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
+    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:16 */
     if (lid < 32) {
       l6[lid] = fcl_add(l5[lid], l5[lid + 32]);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
+    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:16 */
     if (lid < 16) {
       l5[lid] = fcl_add(l6[lid], l6[lid + 16]);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
+    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:16 */
     if (lid < 8) {
       l6[lid] = fcl_add(l5[lid], l5[lid + 8]);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
+    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:16 */
     if (lid < 4) {
       l5[lid] = fcl_add(l6[lid], l6[lid + 4]);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
+    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:16 */
     if (lid < 2) {
       l6[lid] = fcl_add(l5[lid], l5[lid + 2]);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
+    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:16 */
     if (lid < 1) {
       l5[lid] = fcl_add(l6[lid], l6[lid + 1]);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:15 */
+    barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:16 */
     if (lid < 1) {
       out2[part3 + lid] = l5[lid];
     }
