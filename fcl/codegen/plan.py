@@ -380,7 +380,7 @@ def _source_printer(plan: Plan, names: list[str]):
         name = a.name or (names[k] if k < len(names) else "")
         if name and isinstance(a, ArrayArg):
             rename[a.length] = f"lengthPull {name}"
-        elif name:
+        elif name and isinstance(a, ScalarArg):
             rename[a.param] = name
 
     def show(e, prec: int = 0) -> str:
