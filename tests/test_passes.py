@@ -189,3 +189,15 @@ def test_map_hw_strides_guards_and_the_uniform_loop():
     assert uniform.var == "p_base" and uniform.step == K.cint(2)
     assert uniform.body[0] == K.Let("act", K.lt(K.add(K.Var("int", "p_base"), K.HwId("int", "wid")), n))
     assert out[5] == K.For("q", gid, n, K.HwId("int", "num_groups"), (K.Let("act2", K.Const("bool", True)),))
+
+
+def test_strength_folds_comparisons_the_ranges_decide():
+    body = [K.For("c", lid, K.cint(100), K.cint(64),
+                  (K.Store("b", K.Var("int", "c"), K.select(K.lt(K.Var("int", "c"), K.cint(200)), a, K.cint(0))),
+                   K.Store("b", K.Var("int", "c"), K.select(K.lt(K.Var("int", "c"), K.cint(50)), a, K.cint(0))))),
+            K.If(K.binop("ge", lid, K.cint(64)), (K.Barrier(),))]
+    out = body_of(simplify(strength_reduce(plan_of(body))))
+    loop = out[0]
+    assert loop.body[0].value == a                        # c <= 99 < 200: always
+    assert isinstance(loop.body[1].value, K.Select)       # c < 50: it depends
+    assert len(out) == 1                                  # lid >= 64 never holds

@@ -49,9 +49,9 @@ PIPELINE: tuple[Pass, ...] = (
                  "lane stride: no bank conflicts", skew_local_memory),
     Pass("licm", "loop-invariant index arithmetic computed once before its loop (shared when repeated)",
          hoist_invariants),
-    Pass("simplify", "constant and copy propagation, common lets, constant branches, dead lets", simplify),
     Pass("strength", "x / y and x % y as C operators where x >= 0 and y >= 1 (range analysis); "
-                     "by 2^k as shifts and masks", strength_reduce),
+                     "by 2^k as shifts and masks; comparisons the ranges decide folded", strength_reduce),
+    Pass("simplify", "constant and copy propagation, common lets, constant branches, dead lets", simplify),
     Pass("nowrap", "plain + - * where the range analysis proves no 32-bit overflow", mark_no_wrap),
 )
 

@@ -3,7 +3,8 @@
 `strength`: `a / b` and `a % b` with a >= 0 and b >= 1 print as C's own
 operators (`div_nn`, `mod_nn`) instead of `fcl_div`/`fcl_mod` with their zero
 and minus-one guards; by a constant power of two they become `a >> k` and
-`a & (2^k - 1)`.  `nowrap`: `a + b`, `a - b`, `a * b` whose exact result
+`a & (2^k - 1)`; an int comparison that the ranges decide becomes a constant
+(so `c < cols ? x : 0` over c in [0, cols) keeps only x).  `nowrap`: `a + b`, `a - b`, `a * b` whose exact result
 provably fits 32 bits print as plain C arithmetic (`add_nw`...) instead of the
 wrapping helpers, so the OpenCL compiler may assume no signed overflow there
 (architecture review P9).  Both read `ranges`; the interpreter re-checks every
@@ -14,11 +15,12 @@ from __future__ import annotations
 from fcl import scalars as S
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.codegen.passes.ranges import Ranges, exact, rewrite_kernels
+from fcl.codegen.passes.ranges import Interval, Ranges, exact, rewrite_kernels
 
 Op = K.Op
 _PROVEN = {Op.DIV: Op.DIV_NN, Op.MOD: Op.MOD_NN}
 _NO_WRAP = {Op.ADD: Op.ADD_NW, Op.SUB: Op.SUB_NW, Op.MUL: Op.MUL_NW}
+_COMPARE = {Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE}
 
 
 def strength_reduce(plan: P.Plan) -> P.Plan:
@@ -29,7 +31,25 @@ def mark_no_wrap(plan: P.Plan) -> P.Plan:
     return rewrite_kernels(plan, _no_wrap)
 
 
+def decide(op: Op, a: Interval, b: Interval) -> bool | None:
+    """The value of `a op b` for every pair of values in the intervals, or None."""
+    if op in (Op.GT, Op.GE):
+        op, a, b = {Op.GT: Op.LT, Op.GE: Op.LE}[op], b, a
+    if op == Op.LT:
+        return True if a.hi < b.lo else (False if a.lo >= b.hi else None)
+    if op == Op.LE:
+        return True if a.hi <= b.lo else (False if a.lo > b.hi else None)
+    if a.hi < b.lo or b.hi < a.lo:
+        return op == Op.NE
+    if a.lo == a.hi == b.lo == b.hi:
+        return op == Op.EQ
+    return None
+
+
 def _reduce(e: K.Expr, r: Ranges) -> K.Expr:
+    if isinstance(e, K.Bin) and e.op in _COMPARE and e.a.ty == "int":
+        known = decide(e.op, r.of(e.a), r.of(e.b))
+        return e if known is None else K.Const("bool", known)
     if not (isinstance(e, K.Bin) and e.op in _PROVEN and e.a.ty == "int"):
         return e
     if not (r.of(e.a).nonneg() and r.of(e.b).positive()):
