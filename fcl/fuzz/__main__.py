@@ -11,6 +11,7 @@ DIR/seedN.fcl, an FCL file with a test block.  Exit status 1 when a case failed.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -38,6 +39,7 @@ def main(argv=None) -> int:
     ap.add_argument("--oclgrind", action="store_true", help="run on Oclgrind with its checks on")
     ap.add_argument("--show", action="store_true", help="print the cases instead of running them")
     ap.add_argument("--keep", metavar="DIR", help="minimise each failure and write it to DIR")
+    ap.add_argument("--jsonl", metavar="FILE", help="append every verdict as a JSON line to FILE")
     ap.add_argument("--verbose", "-v", action="store_true", help="print every case's verdict")
     args = ap.parse_args(argv)
     seeds = parse_seeds(args.seeds)
@@ -56,6 +58,9 @@ def main(argv=None) -> int:
             case = generate_case(s)
             r = runner.run(case)
             results.append((case, r))
+            if args.jsonl:
+                with open(args.jsonl, "a") as f:
+                    f.write(json.dumps({"seed": s, "entry": case.entry, "features": case.features, **r}) + "\n")
             if args.verbose or r["status"] not in PASSING:
                 first = r["detail"].strip().splitlines()[0][:160] if r["detail"].strip() else ""
                 print(f"seed {s}: {r['status']} ({r['seconds']:.1f} s) {first}", flush=True)

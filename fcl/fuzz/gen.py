@@ -483,7 +483,7 @@ def generate_case(seed: int) -> Case:
         params.append("darr")
     depth = r.choice([3, 4, 5, 6])
     body = g.top(env, depth)
-    name = r.choice(AWKWARD_NAMES) if r.random() < 0.15 else f"f{seed}"
+    name = r.choice(AWKWARD_NAMES) if r.random() < 0.04 else f"f{seed}"
     source = f"fun {name} {' '.join(params)} =\n  {body}\n"
     warp, block = r.choice(HARDWARE)
     groups = r.choice([1, 2, 3, 5, 1024, 1024])
