@@ -10,6 +10,7 @@ tools do that).
 from __future__ import annotations
 
 from fcl.codegen import kir as K
+from fcl.codegen.opencl import kernel_symbol
 from fcl.codegen import plan as P
 from fcl.runtime.platforms import embeddable
 
@@ -182,7 +183,7 @@ class MethodPrinter:
                 args.append(f"cl.LocalMemory(max(1, {n}) * np.dtype({NP_TYPES[b.ty]}).itemsize)")
         groups = (f"max(1, min({plan.num_groups}, max({', '.join(py_expr(g) for g in s.groups)}, 1)))"
                   if s.groups else "1")
-        self.emit(d, f"self._launch(events, {plan.entry!r}, {s.kernel!r}, {groups}, {plan.block_size}, "
+        self.emit(d, f"self._launch(events, {plan.entry!r}, {kernel_symbol(s.kernel)!r}, {groups}, {plan.block_size}, "
                      f"[{', '.join(args)}])")
 
     def py_Loop(self, s: P.Loop, d: int):

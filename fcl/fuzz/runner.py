@@ -49,6 +49,7 @@ class Runner:
             cmd.append("--oclgrind")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, env=env, text=True, bufsize=1)
+        self.pending = b""
 
     def stop(self):
         if self.proc is not None:
@@ -70,17 +71,23 @@ class Runner:
         self.proc.stdin.flush()
         phase = "start"
         deadline = start + self.timeout
-        out = self.proc.stdout
+        fd = self.proc.stdout.fileno()
         while True:
-            left = deadline - time.monotonic()
-            ready, _, _ = select.select([out], [], [], max(0.0, left))
-            if not ready:
-                self.stop()
-                status = "slow" if phase in ("start", "check", "eval") else "hang"
-                return {"status": status, "detail": f"no answer after {self.timeout:.0f} s (in {phase})",
-                        "seconds": time.monotonic() - start}
-            line = out.readline()
-            if not line:
+            if b"\n" not in self.pending:
+                left = deadline - time.monotonic()
+                ready, _, _ = select.select([fd], [], [], max(0.0, left))
+                if not ready:
+                    self.stop()
+                    status = "slow" if phase in ("start", "check", "eval") else "hang"
+                    return {"status": status, "detail": f"no answer after {self.timeout:.0f} s (in {phase})",
+                            "seconds": time.monotonic() - start}
+                chunk = os.read(fd, 1 << 16)
+                self.pending += chunk
+                if chunk:
+                    continue
+            raw, _, self.pending = self.pending.partition(b"\n")
+            line = raw.decode("utf-8", "replace")
+            if not line and not self.pending:
                 code = self.proc.wait()
                 self.proc = None
                 return {"status": "died", "detail": f"the worker died in {phase} (exit status {code})",
