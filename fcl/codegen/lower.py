@@ -97,6 +97,9 @@ class BufRec:
     ty: str = ""
 
 
+HOST_CALLS = ("min", "max", "b2i", "abs")    # calls kir.eval_host can compute in a size
+
+
 class Builder:
     """Fresh names, buffers and the kernels of one entry point."""
 
@@ -120,7 +123,8 @@ class Builder:
     def host_computable(self, e: K.Expr) -> bool:
         """True when the host can compute `e` from the arguments (sizes stay so)."""
         return (K.free_params(e) <= self.params
-                and not any(isinstance(x, (K.Load, K.HwId)) for x in K.walk_expr(e)))
+                and not any(isinstance(x, (K.Load, K.HwId)) or (isinstance(x, K.Call) and x.fn not in HOST_CALLS)
+                            for x in K.walk_expr(e)))
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -409,13 +413,30 @@ def branch(ctx: Ctx, c: K.Expr, then: Callable, else_: Callable) -> SVal:
     a, b = then(ta), else_(tb)
     if not ta.stmts and not tb.stmts:
         return merge_pure(c, a, b)
-    if isinstance(a, SScalar) and isinstance(b, SScalar) and not ctx.top:
+    then_stmts, else_stmts = hoist_decls(ctx, ta.stmts), hoist_decls(ctx, tb.stmts)
+    if isinstance(a, SScalar) and isinstance(b, SScalar):
         var = ctx.b.fresh("r")
         ctx.emit(K.DeclVar(var, K.Const(a.e.ty, _zero(a.e.ty))))
-        ctx.emit(K.If(c, tuple(ta.stmts) + (K.Assign(var, a.e),), tuple(tb.stmts) + (K.Assign(var, b.e),)))
+        ctx.emit(K.If(c, then_stmts + (K.Assign(var, a.e),), else_stmts + (K.Assign(var, b.e),)))
         return SScalar(K.Var(a.e.ty, var))
-    ctx.emit(K.If(c, tuple(ta.stmts), tuple(tb.stmts)))
+    ctx.emit(K.If(c, then_stmts, else_stmts))
     return merge_pure(c, a, b)
+
+
+def hoist_decls(ctx: Ctx, stmts: list) -> tuple:
+    """A branch's own declarations, moved before the `if` (as assignments inside it),
+    so the joined result may refer to them (a foldl's accumulator, a while's length)."""
+    out = []
+    for s in stmts:
+        if isinstance(s, (K.Let, K.DeclVar)):
+            value = s.expr if isinstance(s, K.Let) else s.init
+            ctx.emit(K.DeclVar(s.var, K.Const(value.ty, _zero(value.ty))))
+            out.append(K.Assign(s.var, value))
+        elif isinstance(s, K.DeclPtr):
+            ctx.emit(s)
+        else:
+            out.append(s)
+    return tuple(out)
 
 
 def _zero(ty: str):
@@ -951,8 +972,51 @@ def check_host_size(b: Builder, n: K.Expr, name: str):
                            f"the host must know it before launching", b.span)
 
 
+def carry_scalars(b: Builder, params) -> None:
+    """A scalar declared at the top of one kernel (a foldl, an `if`) and used in a later
+    kernel is stored by work-item 0 into a one-element global buffer at the end of
+    the kernel that computes it, and read back at the start of each kernel that uses it."""
+    known = {p.name for p in params} | {v.name for v in b.host_vars} | b.params
+    top = []                                   # per kernel: {name: type} declared at its top
+    for stmts, _, _ in b.kernels:
+        top.append({s.var: (s.expr if isinstance(s, K.Let) else s.init).ty
+                    for s in stmts if isinstance(s, (K.Let, K.DeclVar))})
+    carried: dict[str, BufRec] = {}
+    for i, (stmts, locals_, privates) in enumerate(b.kernels):
+        declared, used = set(), set()
+        for st in K.walk_stmts(stmts):
+            declared.update(declared_names(st))
+            for e in K.stmt_exprs(st):
+                used.update(x.name for x in K.walk_expr(e) if isinstance(x, K.Var))
+        loads = []
+        for name in sorted(used - declared - known):
+            j = next((j for j in range(i - 1, -1, -1) if name in top[j]), None)
+            if j is None:
+                continue
+            ty = top[j][name]
+            if name not in carried:
+                rec = b.buffer("global", K.cint(1), f"scalar {name} carried to a later kernel", "carry",
+                               prefix="carry")
+                rec.ty = ty
+                b.host.insert(0, b.host.pop())      # its Alloc goes before every launch
+                carried[name] = rec
+                b.kernels[j][0].append(K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)),
+                                            (K.Store(rec.name, K.cint(0), K.Var(ty, name)),)))
+            loads.append(K.Let(name, K.Load(ty, carried[name].name, K.cint(0))))
+        stmts[:0] = loads
+
+
+def declared_names(s: K.Stmt) -> list[str]:
+    if isinstance(s, (K.Let, K.DeclVar, K.SeqFor, K.ParFor, K.DeclPtr)):
+        return [s.var]
+    if isinstance(s, K.PartFor):
+        return [s.var, s.active]
+    return []
+
+
 def assemble(b: Builder, name, args, params, result: P.Result, hw) -> P.Plan:
     """Name the kernels and resolve the host program's launches (each takes what it uses)."""
+    carry_scalars(b, params)
     kernels = [K.Kernel(name=f"{name}_k{k}" if len(b.kernels) > 1 else name, body=tuple(stmts),
                         locals_=tuple(frozen(r) for r in locals_),
                         privates=tuple(frozen(r) for r in privates))
@@ -968,7 +1032,7 @@ def assemble(b: Builder, name, args, params, result: P.Result, hw) -> P.Plan:
         for s in stmts:
             if isinstance(s, PendingLaunch):
                 k = kernels[s.index]
-                s = P.Launch(k.name, tuple(grid_groups(k.body, hw["#BlockSize"])),
+                s = P.Launch(k.name, tuple(grid_groups(b, k.body, hw["#BlockSize"])),
                              P.kernel_uses(k, buffers, all_params))
             elif isinstance(s, P.Loop):
                 s = P.Loop(resolve(s.head), s.cond, resolve(s.body))
@@ -984,14 +1048,18 @@ def frozen(r: BufRec) -> K.Buffer:
     return K.Buffer(r.name, r.space, r.ty or "int", r.size, r.origin, r.role, r.per)
 
 
-def grid_groups(stmts, block_size: int) -> list[K.Expr]:
-    """Work-groups each top-level grid loop of a kernel can use."""
+def grid_groups(b: Builder, stmts, block_size: int) -> list[K.Expr]:
+    """Work-groups each top-level grid loop of a kernel can use (all #NumGroups
+    when the loop's count is known only on the device)."""
     out = []
     for s in stmts:
         if isinstance(s, K.ParFor) and s.level == K.Level.GRID:
-            out.append(K.div(K.add(s.count, K.cint(block_size - 1)), K.cint(block_size)))
+            want = K.div(K.add(s.count, K.cint(block_size - 1)), K.cint(block_size))
         elif isinstance(s, K.PartFor) and s.level == K.Level.GRID:
-            out.append(s.count)
+            want = s.count
+        else:
+            continue
+        out.append(want if b.host_computable(want) else K.cint(b.hw["#NumGroups"]))
     return out
 
 

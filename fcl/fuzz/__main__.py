@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from fcl.fuzz.gen import generate_case
-from fcl.fuzz.runner import PASSING, Runner, summarize
+from fcl.fuzz.runner import PASSING, Runner, run_many, summarize
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -36,6 +36,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", default="0:200", help="A:B (half-open range), or a comma list")
     ap.add_argument("--time", type=float, default=None, help="stop starting cases after this many seconds")
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds per case (compile and run)")
+    ap.add_argument("--jobs", "-j", type=int, default=1, help="worker processes at once")
     ap.add_argument("--oclgrind", action="store_true", help="run on Oclgrind with its checks on")
     ap.add_argument("--show", action="store_true", help="print the cases instead of running them")
     ap.add_argument("--keep", metavar="DIR", help="minimise each failure and write it to DIR")
@@ -48,31 +49,34 @@ def main(argv=None) -> int:
             c = generate_case(s)
             print(c.program_text())
         return 0
-    runner = Runner(args.timeout, args.oclgrind)
-    results = []
     start = time.monotonic()
-    try:
-        for s in seeds:
-            if args.time is not None and time.monotonic() - start > args.time:
-                break
-            case = generate_case(s)
-            r = runner.run(case)
-            results.append((case, r))
-            if args.jsonl:
-                with open(args.jsonl, "a") as f:
-                    f.write(json.dumps({"seed": s, "entry": case.entry, "features": case.features, **r}) + "\n")
-            if args.verbose or r["status"] not in PASSING:
-                first = r["detail"].strip().splitlines()[0][:160] if r["detail"].strip() else ""
-                print(f"seed {s}: {r['status']} ({r['seconds']:.1f} s) {first}", flush=True)
-            if args.keep and r["status"] not in PASSING:
-                from fcl.fuzz.minimize import minimize
+    failures = []
+
+    def report(case, r):
+        if args.jsonl:
+            with open(args.jsonl, "a") as f:
+                f.write(json.dumps({"seed": case.seed, "entry": case.entry, "features": case.features, **r}) + "\n")
+        if args.verbose or r["status"] not in PASSING:
+            first = r["detail"].strip().splitlines()[0][:160] if r["detail"].strip() else ""
+            print(f"seed {case.seed}: {r['status']} ({r['seconds']:.1f} s) {first}", flush=True)
+        if r["status"] not in PASSING:
+            failures.append((case, r))
+
+    results = run_many((generate_case(s) for s in seeds), args.jobs, args.timeout, args.oclgrind,
+                       args.time, report)
+    if args.keep and failures:
+        from fcl.fuzz.minimize import minimize
+        out = Path(args.keep)
+        out.mkdir(parents=True, exist_ok=True)
+        runner = Runner(args.timeout, args.oclgrind)
+        try:
+            for case, r in failures:
                 small = minimize(case, r["status"], runner)
-                out = Path(args.keep)
-                out.mkdir(parents=True, exist_ok=True)
-                (out / f"seed{s}.fcl").write_text(f"-- {r['status']}: {r['detail'].splitlines()[0][:200]}\n"
-                                                  + small.program_text())
-    finally:
-        runner.close()
+                (out / f"seed{case.seed}.fcl").write_text(
+                    f"-- {r['status']}: {r['detail'].splitlines()[0][:200] if r['detail'] else ''}\n"
+                    + small.program_text())
+        finally:
+            runner.close()
     print(f"{len(results)} cases in {time.monotonic() - start:.0f} s: {summarize(results)}")
     return 0 if all(r["status"] in PASSING for _, r in results) else 1
 

@@ -107,3 +107,37 @@ def summarize(results: list[tuple[Case, dict]]) -> str:
     for _, r in results:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def run_many(cases, jobs: int = 1, timeout: float = 30.0, oclgrind: bool = False, budget: float | None = None,
+             on_result=None) -> list[tuple[Case, dict]]:
+    """Run cases on `jobs` workers at once; stop starting new ones after `budget` seconds."""
+    import threading
+    cases = list(cases)
+    results: list = [None] * len(cases)
+    lock = threading.Lock()
+    nxt = [0]
+    start = time.monotonic()
+
+    def work():
+        runner = Runner(timeout, oclgrind)
+        try:
+            while True:
+                with lock:
+                    i = nxt[0]
+                    if i >= len(cases) or (budget is not None and time.monotonic() - start > budget):
+                        return
+                    nxt[0] += 1
+                r = runner.run(cases[i])
+                results[i] = (cases[i], r)
+                if on_result is not None:
+                    with lock:
+                        on_result(cases[i], r)
+        finally:
+            runner.close()
+    threads = [threading.Thread(target=work) for _ in range(max(1, jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return [x for x in results if x is not None]
