@@ -9,10 +9,12 @@
 * A sample of 8 of them under Oclgrind: its log stays empty.
 * The generator's own programs type-check, and the same seed gives the same program.
 """
+from pathlib import Path
+
 import pytest
 
 import fcl
-from fcl.fuzz.gen import generate_case
+from fcl.fuzz.gen import Case, generate_case
 from fcl.fuzz.runner import PASSING, run_many
 from fcl.runtime.oclgrind import oclgrind_available
 
@@ -70,3 +72,17 @@ def test_random_programs_agree_with_the_evaluator():
 def test_random_programs_under_oclgrind():
     results = run_many((generate_case(s) for s in ORACLE_SAMPLE), jobs=2, timeout=60, oclgrind=True)
     assert all(r["status"] in PASSING for _, r in results), failures_text(results)
+
+
+REGRESSIONS = Path(__file__).resolve().parent / "programs" / "fuzz_regressions.fcl"
+
+
+@pytest.mark.skipif(not oclgrind_available(), reason="no Oclgrind OpenCL platform")
+def test_warp_level_barrier_under_a_condition_on_oclgrind():
+    """Class 4 needs several warps per block (test blocks run with #WarpSize 32): the
+    barrier of a warp-level force inside a per-warp `if` is reached by every warp."""
+    source = REGRESSIONS.read_text()
+    cases = [Case(0, source, "warpIfForce", [arg], bs, ws, ng, [])
+             for arg in ("iota:64", "iota:96") for ws, bs, ng in ((4, 8, 1), (3, 12, 2), (8, 32, 3))]
+    results = run_many(cases, jobs=2, timeout=60, oclgrind=True)
+    assert all(r["status"] == "ok" for _, r in results), failures_text(results)

@@ -417,10 +417,56 @@ def branch(ctx: Ctx, c: K.Expr, then: Callable, else_: Callable) -> SVal:
     if isinstance(a, SScalar) and isinstance(b, SScalar):
         var = ctx.b.fresh("r")
         ctx.emit(K.DeclVar(var, K.Const(a.e.ty, _zero(a.e.ty))))
-        ctx.emit(K.If(c, then_stmts + (K.Assign(var, a.e),), else_stmts + (K.Assign(var, b.e),)))
+        then_stmts += (K.Assign(var, a.e),)
+        else_stmts += (K.Assign(var, b.e),)
+        emit_if(ctx, c, then_stmts, else_stmts)
         return SScalar(K.Var(a.e.ty, var))
-    ctx.emit(K.If(c, then_stmts, else_stmts))
+    c = emit_if(ctx, c, then_stmts, else_stmts)
     return merge_pure(c, a, b)
+
+
+def emit_if(ctx: Ctx, c: K.Expr, then_stmts: tuple, else_stmts: tuple) -> K.Expr:
+    """`if (c) then else`.  In code a warp runs, c may differ between the warps of a
+    block, so a barrier in a branch (a warp-level force) is taken out of the `if`:
+    the branches are cut at their barriers and every warp runs each barrier.
+    Returns the condition as the code after the `if` must test it."""
+    if ctx.level > WARP or not (K.contains_barrier(then_stmts) or K.contains_barrier(else_stmts)):
+        ctx.emit(K.If(c, then_stmts, else_stmts))
+        return c
+    segs_a, segs_b = barrier_segments(ctx, then_stmts), barrier_segments(ctx, else_stmts)
+    if not isinstance(c, (K.Var, K.Const)):
+        name = ctx.b.fresh("cond")
+        ctx.emit(K.Let(name, c))
+        c = K.Var(c.ty, name)
+    for k in range(max(len(segs_a), len(segs_b))):
+        sa = segs_a[k][0] if k < len(segs_a) else ()
+        sb = segs_b[k][0] if k < len(segs_b) else ()
+        if sa or sb:
+            ctx.emit(K.If(c, sa, sb))
+        why = next((seg[1] for seg in (segs_a[k:k + 1] + segs_b[k:k + 1]) if seg[1] is not None), None)
+        if why is not None:
+            ctx.emit(why)
+    return c
+
+
+def barrier_segments(ctx: Ctx, stmts: tuple) -> list:
+    """[(statements, the barrier after them or None)]; a barrier nested in a loop or an
+    inner `if` of the branch cannot be taken out: a located error."""
+    segs, cur = [], []
+    for s in stmts:
+        if isinstance(s, K.Barrier):
+            segs.append((tuple(cur), s))
+            cur = []
+            continue
+        if K.contains_barrier([s]):
+            raise ctx.error("this `if` runs in each warp and its condition may differ between the warps of a "
+                            "block, but a branch synchronises the whole block inside a loop (a warp-level "
+                            "while or parts with their own barriers), which some warps would never reach",
+                            ["compute both alternatives before the `if` (force them outside it) and let "
+                             "the `if` choose between the results"])
+        cur.append(s)
+    segs.append((tuple(cur), None))
+    return segs
 
 
 def hoist_decls(ctx: Ctx, stmts: list) -> tuple:
