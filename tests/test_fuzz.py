@@ -86,3 +86,19 @@ def test_warp_level_barrier_under_a_condition_on_oclgrind():
              for arg in ("iota:64", "iota:96") for ws, bs, ng in ((4, 8, 1), (3, 12, 2), (8, 32, 3))]
     results = run_many(cases, jobs=2, timeout=60, oclgrind=True)
     assert all(r["status"] == "ok" for _, r in results), failures_text(results)
+
+
+def test_nested_lets_and_maps_compile_to_small_code():
+    """Class 10: a value used twice at each of 30 levels (lets at a kernel's top, maps
+    in per-element code) is named once per level, not copied: 3^30 copies otherwise."""
+    depth = 30
+    lets = "let s0 = index arr 0 in " + " ".join(f"let s{k} = s{k - 1} * s{k - 1} + s{k - 1} in"
+                                                  for k in range(1, depth + 1))
+    maps = "arr"
+    for _ in range(depth):
+        maps = f"mapPull (fn x => x * x + x) ({maps})"
+    prog = fcl.load(f"fun chainTop arr = {lets} push <grid> (generate 4 (fn i => s{depth} + i))\n"
+                    f"fun chainMap arr = push <grid> ({maps})\n")
+    for entry in ("chainTop", "chainMap"):
+        source = prog.compile(entry).opencl_source
+        assert len(source) < 20000, (entry, len(source))

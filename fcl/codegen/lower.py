@@ -32,6 +32,7 @@ THREAD, WARP, BLOCK, GRID = 0, 1, 2, 3
 LEVEL_NAMES = K.LEVELS
 PRIVATE_MAX = 64          # thread-level forces up to this many elements live in registers
 UNROLL_MAX = 16           # constant foldl/while trip counts up to this are unrolled
+SHARE_MIN = 12            # scalar expressions of this many nodes or more are named before being copied
 WHILE_UNROLL_MAX = 64     # a while whose condition is known at compile time unrolls this far
 
 
@@ -191,6 +192,23 @@ class Ctx:
         self.emit(K.Let(name, e))
         return K.Var(e.ty, name)
 
+    def share(self, v: SVal) -> SVal:
+        """Name the large scalar expressions in a value that is about to be copied (a
+        function's argument, a let's value), so each copy is a variable, not the whole
+        expression again (nested lets and maps would otherwise grow the code
+        exponentially).  Unlike `bind`, also at a kernel's top: a name used after a
+        kernel boundary is carried across it (`carry_scalars`)."""
+        if isinstance(v, SPair):
+            return SPair(self.share(v.a), self.share(v.b))
+        if not isinstance(v, SScalar) or isinstance(v.e, (K.Const, K.Var, K.HwId)) \
+                or self.b.host_computable(v.e):
+            return v
+        if sum(1 for _ in K.walk_expr(v.e)) < SHARE_MIN:
+            return v
+        name = self.b.fresh("sh")
+        self.emit(K.Let(name, v.e))
+        return SScalar(K.Var(v.e.ty, name))
+
     def error(self, message: str, notes=None) -> CompileError:
         return CompileError(message, self.b.span, notes)
 
@@ -251,7 +269,7 @@ class Lowerer:
 
     def ev_Lam(self, ctx, env, e):
         def f(c, v, env=env, e=e):
-            return self.ev(c, {**env, e.param: v}, e.body)
+            return self.ev(c, {**env, e.param: c.share(v)}, e.body)
         return SFun(f, e.param)
 
     def ev_LevelLam(self, ctx, env, e):
@@ -297,7 +315,7 @@ class Lowerer:
         value = self.ev(ctx, env, e.value)
         if isinstance(value, SScalar):
             value = SScalar(ctx.bind(value.e))
-        return self.ev(ctx, {**env, e.name: value}, e.body)
+        return self.ev(ctx, {**env, e.name: ctx.share(value)}, e.body)
 
     def ev_If(self, ctx, env, e):
         cond = self.ev(ctx, env, e.cond)
