@@ -27,6 +27,44 @@ import numpy as np
 import pyopencl as cl
 
 
+class ArgumentError(ValueError):
+    """A wrong argument to an entry point; the message names its position and parameter."""
+
+
+def _what(position, name):
+    return f"argument {position} (`{name}`)" if name else f"argument {position}"
+
+
+def _array(value, dtype, fcl_type, position, name):
+    """`value` as a contiguous 1-D array of `dtype`, never converting silently to a narrower kind."""
+    a = np.asarray(value)
+    if a.ndim != 1:
+        raise ArgumentError(f"{_what(position, name)}: expected [{fcl_type}], a one-dimensional "
+                            f"array, found {a.ndim} dimensions")
+    ok = {"int": "iu", "float": "iuf", "double": "iuf", "bool": "b"}[fcl_type]
+    if a.size and a.dtype.kind not in ok:
+        raise ArgumentError(f"{_what(position, name)}: expected [{fcl_type}], found an array of {a.dtype}")
+    if fcl_type == "int" and a.size and (a.min() < -2**31 or a.max() > 2**31 - 1):
+        raise ArgumentError(f"{_what(position, name)}: array values do not fit in 32-bit ints")
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+def _scalar(value, fcl_type, position, name):
+    """`value` as a host scalar of `fcl_type` (int widens to float and double)."""
+    is_bool = isinstance(value, (bool, np.bool_))
+    is_int = isinstance(value, (int, np.integer)) and not is_bool
+    if fcl_type == "bool" and is_bool:
+        return int(value)
+    if fcl_type == "int" and is_int:
+        if not -2**31 <= int(value) <= 2**31 - 1:
+            raise ArgumentError(f"{_what(position, name)}: {int(value)} does not fit in a 32-bit int")
+        return int(value)
+    if fcl_type in ("float", "double") and (is_int or isinstance(value, (float, np.floating))):
+        return np.float32(value) if fcl_type == "float" else float(value)
+    found = type(value).__name__ if not isinstance(value, np.ndarray) else "an array"
+    raise ArgumentError(f"{_what(position, name)}: expected {fcl_type}, found {found}")
+
+
 def _wrap(x):
     return ((x + 2**31) % 2**32) - 2**31
 
@@ -126,21 +164,20 @@ class MethodPrinter:
         names = [f"a{k}" for k in range(len(plan.args))]
         self.emit(1, f"def {plan.entry}(self{''.join(', ' + n for n in names)}):")
         self.emit(2, "events = []")
-        for name, a in zip(names, plan.args):
-            self.argument(name, a)
+        for k, (name, a) in enumerate(zip(names, plan.args)):
+            self.argument(name, a, k + 1)
         self.stmts(plan.body, 2)
         return "\n".join(self.lines) + "\n"
 
-    def argument(self, name: str, a):
+    def argument(self, name: str, a, position: int):
         if isinstance(a, P.ArrayArg):
-            self.emit(2, f"{name} = np.ascontiguousarray({name}, dtype={NP_TYPES[a.ty]})")
+            self.emit(2, f"{name} = _array({name}, {NP_TYPES[a.ty]}, {a.ty!r}, {position}, {a.name!r})")
             self.emit(2, f"{a.length} = len({name})")
             self.emit(2, f"{a.buffer} = self._upload({name})")
         elif a.value is not None:
             self.emit(2, f"assert {name} == {a.value!r}, 'compiled for {a.name or a.param} = {a.value!r}'")
         else:
-            conv = {"int": "int", "bool": "int", "float": "np.float32", "double": "float"}[a.ty]
-            self.emit(2, f"{a.param} = {conv}({name})")
+            self.emit(2, f"{a.param} = _scalar({name}, {a.ty!r}, {position}, {a.name!r})")
 
     def stmts(self, stmts, d: int):
         for s in stmts:
