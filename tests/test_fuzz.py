@@ -102,3 +102,84 @@ def test_nested_lets_and_maps_compile_to_small_code():
     for entry in ("chainTop", "chainMap"):
         source = prog.compile(entry).opencl_source
         assert len(source) < 20000, (entry, len(source))
+
+
+# ---------------------------------------------------------------- bad input never crashes
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.fcl"))
+
+
+def test_grammar_aware_mutations_never_crash():
+    """1000 mutants of the examples (AST edits and token edits): parse, check, lower and
+    evaluate give located errors only, never a traceback or an internal error."""
+    from fcl.fuzz.mutate import check_examples
+    count, problems = check_examples(EXAMPLES, 1000, seed=12)
+    assert count >= 1000
+    assert not problems, "\n\n".join(f"{p}: {r}\n{m}" for p, r, m in problems[:5])
+
+
+def test_a_5000_digit_literal_is_a_located_error(tmp_path, repo_env):
+    import subprocess
+    import sys
+    path = tmp_path / "big.fcl"
+    path.write_text("fun f x = x + " + "9" * 5000 + "\n")
+    with pytest.raises(fcl.ParseError) as err:
+        fcl.load_file(path)
+    assert err.value.span is not None and "out of range" in err.value.message
+    p = subprocess.run([sys.executable, "-m", "fcl.cli", "check", str(path)], capture_output=True,
+                       text=True, env=repo_env)
+    assert p.returncode == 1 and f"{path}:1:15: error:" in p.stderr and "Traceback" not in p.stderr
+    ident = tmp_path / "id.fcl"
+    ident.write_text("fun f x = x + 1\n")
+    p = subprocess.run([sys.executable, "-m", "fcl.cli", "eval", str(ident), "-e", "f", "9" * 5000],
+                       capture_output=True, text=True, env=repo_env)
+    assert p.returncode == 1 and "does not fit" in p.stderr and len(p.stderr) < 2000
+
+
+ARG_PROGRAM = """
+sig f : int -> [int] -> [int]<grid>
+fun f k arr = push <grid> (mapPull (fn x => x + k) arr)
+"""
+
+
+def test_wrong_arguments_are_argument_errors_naming_the_parameter():
+    import numpy as np
+    prog = fcl.load(ARG_PROGRAM)
+    for call in (lambda *a: prog.evaluate("f", *a), prog.compile("f").run):
+        for args, text in (((2, np.array([1.5, 2.5])), "argument 2 (`arr`): expected [int]"),
+                           ((np.arange(3, dtype=np.int32), 2), "argument 1 (`k`): expected int"),
+                           ((2, np.zeros((2, 2), np.int32)), "argument 2 (`arr`)"),
+                           ((2,), "takes 2 arguments but 1 was given")):
+            with pytest.raises(fcl.ArgumentError) as err:
+                call(*args)
+            assert text in err.value.message
+
+
+@pytest.mark.skipif(not _device_available(), reason="no OpenCL device")
+def test_emitted_python_module_checks_its_arguments(tmp_path, repo_env):
+    import subprocess
+    import sys
+    src = tmp_path / "f.fcl"
+    src.write_text(ARG_PROGRAM)
+    out = tmp_path / "fmod.py"
+    subprocess.run([sys.executable, "-m", "fcl.cli", "compile", str(src), "-e", "f", "--emit", "py", "-o",
+                    str(out)], check=True, env=repo_env)
+    check = r"""
+import numpy as np, fmod
+k = fmod.Kernels()
+assert list(k.f(2, np.arange(3, dtype=np.int32))) == [2, 3, 4]
+for args, text in (((2, np.array([1.5])), "argument 2 (`arr`): expected [int], found an array of float64"),
+                   ((np.arange(3), 2), "argument 1 (`k`): expected int"),
+                   ((2.5, np.arange(3)), "argument 1 (`k`): expected int, found float"),
+                   ((2, np.zeros((2, 2), np.int32)), "argument 2 (`arr`)"),
+                   ((2, np.array([2 ** 40])), "do not fit")):
+    try:
+        k.f(*args)
+    except fmod.ArgumentError as e:
+        assert text in str(e), (text, str(e))
+    else:
+        raise SystemExit(f"no ArgumentError for {args}")
+print("ok")
+"""
+    p = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, capture_output=True, text=True)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr
