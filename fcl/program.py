@@ -133,17 +133,6 @@ class Program:
         return [coerce_arg(a, t, k + 1, names[k] if k < len(names) else "")
                 for k, (t, a) in enumerate(zip(types, args))]
 
-    def param_names(self, name: str) -> list[str]:
-        """The names of entry `name`'s parameters, as written (for messages)."""
-        for d in reversed(self.ast.decls):
-            if isinstance(d, A.Val) and d.name == name:
-                out, v = [], d.value
-                while isinstance(v, A.Lam):
-                    out.append(v.param)
-                    v = v.body
-                return out
-        return []
-
     # ------------------------------------------------------------ evaluation
 
     def evaluator(self, hw: dict):
