@@ -4,8 +4,8 @@
   while, odd sizes, warp sizes that are not powers of two, small block and
   group counts) run on the evaluator and compiled on the default device:
   ints equal, floats within 1e-6, refusals located; no crash, hang or
-  worker death.  Two workers; budget about 2 minutes on 2 cores (the cases
-  not started by then are reported, and at least 200 must have run).
+  worker death.  Two workers; about 2 minutes on 2 idle cores (30 s per case
+  at most).
 * A sample of 8 of them under Oclgrind: its log stays empty.
 * The generator's own programs type-check, and the same seed gives the same program.
 """
@@ -20,7 +20,6 @@ from fcl.runtime.oclgrind import oclgrind_available
 
 SEEDS = range(240)
 MIN_CASES = 200
-BUDGET_S = 150
 ORACLE_SAMPLE = (1, 2, 5, 11, 24, 33, 47, 60)
 
 
@@ -62,8 +61,8 @@ def test_generator_covers_every_construct():
 
 @pytest.mark.skipif(not _device_available(), reason="no OpenCL device")
 def test_random_programs_agree_with_the_evaluator():
-    results = run_many((generate_case(s) for s in SEEDS), jobs=2, timeout=30, budget=BUDGET_S)
-    assert len(results) >= MIN_CASES, f"only {len(results)} cases ran in {BUDGET_S} s"
+    results = run_many((generate_case(s) for s in SEEDS), jobs=2, timeout=30)
+    assert len(results) >= MIN_CASES
     assert all(r["status"] in PASSING for _, r in results), failures_text(results)
     assert sum(r["status"] == "ok" for _, r in results) >= len(results) // 2
 
