@@ -129,7 +129,9 @@ class Program:
     def coerce(self, name: str, args) -> list:
         from fcl.values import coerce_arg
         types = self.param_types(name, len(args))
-        return [coerce_arg(a, t, k + 1) for k, (t, a) in enumerate(zip(types, args))]
+        names = self.param_names(name)
+        return [coerce_arg(a, t, k + 1, names[k] if k < len(names) else "")
+                for k, (t, a) in enumerate(zip(types, args))]
 
     # ------------------------------------------------------------ evaluation
 

@@ -121,7 +121,9 @@ class _Reader:
         self.pos = m.end()
         value = _number_value(m)
         if value is None:
-            raise ArgumentError(f"could not read {self.where}: {m.group(0)} does not fit in a 32-bit int")
+            lexeme = m.group(0)
+            shown = lexeme if len(lexeme) <= 20 else f"{lexeme[:12]}... ({len(lexeme)} characters)"
+            raise ArgumentError(f"could not read {self.where}: {shown} does not fit in a 32-bit int")
         return value
 
     def flat_array(self) -> list | None:
@@ -188,6 +190,8 @@ def _number_value(m: re.Match):
         return np.float32(lexeme[:-1])
     if m.group("frac") or m.group("exp") or m.group("inf") or m.group("nan"):
         return float(lexeme)
+    if len(lexeme.lstrip("+-").lstrip("0")) > 12:      # out of range (and past Python's 4300-digit limit)
+        return None
     n = int(lexeme)
     return n if INT_MIN <= n <= INT_MAX else None
 
@@ -243,10 +247,11 @@ def _generate(kind: str, rest: str, seed: int | None, position: int | None, wher
     usage = "`iota:N`" if kind == "iota" else "`random:N` or `random:N:TYPE` (int, double, float, bool)"
     if not parts[0].isdigit() or len(parts) > (1 if kind == "iota" else 2):
         raise ArgumentError(f"could not read {where}: expected {usage}")
-    n = int(parts[0])
+    n = int(parts[0]) if len(parts[0].lstrip("0")) <= 12 else INT_MAX + 1
+    if n > INT_MAX:
+        shown = parts[0] if len(parts[0]) <= 20 else f"{parts[0][:12]}... ({len(parts[0])} digits)"
+        raise ArgumentError(f"could not read {where}: {shown} does not fit in a 32-bit int")
     if kind == "iota":
-        if n > INT_MAX:
-            raise ArgumentError(f"could not read {where}: {n} does not fit in a 32-bit int")
         return np.arange(n, dtype=np.int32)
     elem = parts[1] if len(parts) == 2 else "int"
     rng = np.random.default_rng(None if seed is None else [seed, position or 0])
@@ -280,7 +285,8 @@ def parse_arg(text: str, seed: int | None = None, position: int | None = None):
     `seed` makes `random:` reproducible; with a `position`, each argument
     position gets its own stream, so two `random:N` arguments differ.
     """
-    where = f"argument {position} `{text}`" if position is not None else f"argument `{text}`"
+    shown = text if len(text) <= 60 else f"{text[:40]}...({len(text)} characters)"
+    where = f"argument {position} `{shown}`" if position is not None else f"argument `{shown}`"
     stripped = text.strip()
     if stripped.startswith("@"):
         return _load_npy(stripped[1:], where)
@@ -443,7 +449,7 @@ def canonical(v):
     raise ArgumentError(f"{describe(v)} is not an FCL value")
 
 
-def coerce_arg(value, ty: Type, position: int):
+def coerce_arg(value, ty: Type, position: int, name: str = ""):
     """Check one argument against its parameter type and convert it to that type.
 
     int literals widen to float/double, int and double arrays widen to double
@@ -451,15 +457,16 @@ def coerce_arg(value, ty: Type, position: int):
     fit raises ArgumentError("argument N: expected T, found ...").  A type
     variable accepts any value and keeps its type.
     """
+    label = f"{position} (`{name}`)" if name else position
     try:
         value = canonical(value)
     except ArgumentError as e:
-        raise ArgumentError(f"argument {position}: {e.message}") from None
-    return _Coercer(ty, position).coerce(value, ty)
+        raise ArgumentError(f"argument {label}: {e.message}") from None
+    return _Coercer(ty, label).coerce(value, ty)
 
 
 class _Coercer:
-    def __init__(self, whole: Type, position: int):
+    def __init__(self, whole: Type, position):
         self.whole = whole
         self.position = position
 

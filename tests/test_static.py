@@ -61,7 +61,7 @@ def test_static_tile_removes_runtime_divisions():
     dynamic = prog.compile("transposeTiled").opencl_source
     static = prog.compile("transposeTiled", static={"tileDim": 32}).opencl_source
     assert static.count("fcl_div(") + static.count("fcl_mod(") < dynamic.count("fcl_div(") + dynamic.count("fcl_mod(")
-    assert "__local int l5[" in static and "size set by the host" not in static
+    assert "__local int l6[" in static and "size set by the host" not in static
 
 
 def test_static_chunk_unrolls_the_reduction_tree():
@@ -166,7 +166,7 @@ def run_fclc(*argv):
 def test_fclc_static_options():
     p = run_fclc("compile", "examples/transpose.fcl", "-e", "transposeTiled", "--static", "tileDim=32", "--explain")
     assert p.returncode == 0, p.stderr
-    assert "tileDim int = 32 (static)" in p.stdout and "local   l5     int[1024]" in p.stdout
+    assert "tileDim int = 32 (static)" in p.stdout and "local   l6     int[1024]" in p.stdout
     bad = run_fclc("compile", "examples/transpose.fcl", "-e", "transposeTiled", "--static", "tileDim")
     assert bad.returncode == 1 and "expected NAME=VALUE" in bad.stderr and "Traceback" not in bad.stderr
     unknown = run_fclc("compile", "examples/transpose.fcl", "-e", "transposeTiled", "--static", "t=2")

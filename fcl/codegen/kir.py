@@ -658,6 +658,10 @@ def eval_host(e: Expr, env: dict[str, object]):
         return eval_host(e.a if eval_host(e.cond, env) else e.b, env)
     if isinstance(e, Call) and e.fn in ("min", "max"):
         return _FOLD_INT[e.fn](*(eval_host(x, env) for x in e.args))
+    if isinstance(e, Call) and e.fn == "b2i":
+        return 1 if eval_host(e.args[0], env) else 0
+    if isinstance(e, Call) and e.fn == "abs" and e.ty == "int":
+        return scalars.wrap(abs(eval_host(e.args[0], env)))
     raise LookupError(type(e).__name__)
 
 

@@ -34,6 +34,7 @@ THREAD, WARP, BLOCK, GRID = 0, 1, 2, 3
 LEVEL_NAMES = K.LEVELS
 PRIVATE_MAX = 64          # thread-level forces up to this many elements live in registers
 UNROLL_MAX = 16           # constant foldl/while trip counts up to this are unrolled
+SHARE_MIN = 12            # scalar expressions of this many nodes or more are named before being copied
 WHILE_UNROLL_MAX = 64     # a while whose condition is known at compile time unrolls this far
 
 
@@ -99,6 +100,9 @@ class BufRec:
     ty: str = ""
 
 
+HOST_CALLS = ("min", "max", "b2i", "abs")    # calls kir.eval_host can compute in a size
+
+
 class Builder:
     """Fresh names, buffers and the kernels of one entry point."""
 
@@ -122,7 +126,8 @@ class Builder:
     def host_computable(self, e: K.Expr) -> bool:
         """True when the host can compute `e` from the arguments (sizes stay so)."""
         return (K.free_params(e) <= self.params
-                and not any(isinstance(x, (K.Load, K.HwId)) for x in K.walk_expr(e)))
+                and not any(isinstance(x, (K.Load, K.HwId)) or (isinstance(x, K.Call) and x.fn not in HOST_CALLS)
+                            for x in K.walk_expr(e)))
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -232,6 +237,23 @@ class Ctx:
         self.emit(K.Let(name, e))
         return K.Var(e.ty, name)
 
+    def share(self, v: SVal) -> SVal:
+        """Name the large scalar expressions in a value that is about to be copied (a
+        function's argument, a let's value), so each copy is a variable, not the whole
+        expression again (nested lets and maps would otherwise grow the code
+        exponentially).  Unlike `bind`, also at a kernel's top: a name used after a
+        kernel boundary is carried across it (`carry_scalars`)."""
+        if isinstance(v, SPair):
+            return SPair(self.share(v.a), self.share(v.b))
+        if not isinstance(v, SScalar) or isinstance(v.e, (K.Const, K.Var, K.HwId)) \
+                or self.b.host_computable(v.e):
+            return v
+        if sum(1 for _ in K.walk_expr(v.e)) < SHARE_MIN:
+            return v
+        name = self.b.fresh("sh")
+        self.emit(K.Let(name, v.e))
+        return SScalar(K.Var(v.e.ty, name))
+
     def error(self, message: str, notes=None) -> CompileError:
         return CompileError(message, self.b.span, notes)
 
@@ -297,7 +319,7 @@ class Lowerer:
 
     def ev_Lam(self, ctx, env, e):
         def f(c, v, env=env, e=e):
-            return self.ev(c, {**env, e.param: v}, e.body)
+            return self.ev(c, {**env, e.param: c.share(v)}, e.body)
         return SFun(f, e.param)
 
     def ev_LevelLam(self, ctx, env, e):
@@ -343,7 +365,7 @@ class Lowerer:
         value = self.ev(ctx, env, e.value)
         if isinstance(value, SScalar):
             value = SScalar(ctx.bind(value.e))
-        return self.ev(ctx, {**env, e.name: value}, e.body)
+        return self.ev(ctx, {**env, e.name: ctx.share(value)}, e.body)
 
     def ev_If(self, ctx, env, e):
         cond = self.ev(ctx, env, e.cond)
@@ -462,15 +484,17 @@ def branch(ctx: Ctx, c: K.Expr, then: Callable, else_: Callable) -> SVal:
     a, b = then(ta), else_(tb)
     if not ta.stmts and not tb.stmts:
         return merge_pure(c, a, b)
+    then_stmts, else_stmts = hoist_decls(ctx, ta.stmts), hoist_decls(ctx, tb.stmts)
     if _same_scalar_shape(a, b) and not ctx.top:
         leaves_a, leaves_b = scalar_leaves(ctx, a), scalar_leaves(ctx, b)
         names = [ctx.b.fresh("r") for _ in leaves_a]
         for var, x in zip(names, leaves_a):
             ctx.emit(K.DeclVar(var, K.Const(x.e.ty, _zero(x.e.ty))))
-        ctx.emit(K.If(c, tuple(ta.stmts) + tuple(K.Assign(v, x.e) for v, x in zip(names, leaves_a)),
-                      tuple(tb.stmts) + tuple(K.Assign(v, x.e) for v, x in zip(names, leaves_b))))
+        then_stmts += tuple(K.Assign(v, x.e) for v, x in zip(names, leaves_a))
+        else_stmts += tuple(K.Assign(v, x.e) for v, x in zip(names, leaves_b))
+        emit_if(ctx, c, then_stmts, else_stmts)
         return rebuild(a, iter(SScalar(K.Var(x.e.ty, v)) for v, x in zip(names, leaves_a)))
-    ctx.emit(K.If(c, tuple(ta.stmts), tuple(tb.stmts)))
+    c = emit_if(ctx, c, then_stmts, else_stmts)
     return merge_pure(c, a, b)
 
 
@@ -481,6 +505,65 @@ def _same_scalar_shape(a: SVal, b: SVal) -> bool:
     if isinstance(a, SPair) and isinstance(b, SPair):
         return _same_scalar_shape(a.a, b.a) and _same_scalar_shape(a.b, b.b)
     return False
+
+def emit_if(ctx: Ctx, c: K.Expr, then_stmts: tuple, else_stmts: tuple) -> K.Expr:
+    """`if (c) then else`.  In code a warp runs, c may differ between the warps of a
+    block, so a barrier in a branch (a warp-level force) is taken out of the `if`:
+    the branches are cut at their barriers and every warp runs each barrier.
+    Returns the condition as the code after the `if` must test it."""
+    if ctx.level > WARP or not (K.contains_barrier(then_stmts) or K.contains_barrier(else_stmts)):
+        ctx.emit(K.If(c, then_stmts, else_stmts))
+        return c
+    segs_a, segs_b = barrier_segments(ctx, then_stmts), barrier_segments(ctx, else_stmts)
+    if not isinstance(c, (K.Var, K.Const)):
+        name = ctx.b.fresh("cond")
+        ctx.emit(K.Let(name, c))
+        c = K.Var(c.ty, name)
+    for k in range(max(len(segs_a), len(segs_b))):
+        sa = segs_a[k][0] if k < len(segs_a) else ()
+        sb = segs_b[k][0] if k < len(segs_b) else ()
+        if sa or sb:
+            ctx.emit(K.If(c, sa, sb))
+        why = next((seg[1] for seg in (segs_a[k:k + 1] + segs_b[k:k + 1]) if seg[1] is not None), None)
+        if why is not None:
+            ctx.emit(why)
+    return c
+
+
+def barrier_segments(ctx: Ctx, stmts: tuple) -> list:
+    """[(statements, the barrier after them or None)]; a barrier nested in a loop or an
+    inner `if` of the branch cannot be taken out: a located error."""
+    segs, cur = [], []
+    for s in stmts:
+        if isinstance(s, K.Barrier):
+            segs.append((tuple(cur), s))
+            cur = []
+            continue
+        if K.contains_barrier([s]):
+            raise ctx.error("this `if` runs in each warp and its condition may differ between the warps of a "
+                            "block, but a branch synchronises the whole block inside a loop (a warp-level "
+                            "while or parts with their own barriers), which some warps would never reach",
+                            ["compute both alternatives before the `if` (force them outside it) and let "
+                             "the `if` choose between the results"])
+        cur.append(s)
+    segs.append((tuple(cur), None))
+    return segs
+
+
+def hoist_decls(ctx: Ctx, stmts: list) -> tuple:
+    """A branch's own declarations, moved before the `if` (as assignments inside it),
+    so the joined result may refer to them (a foldl's accumulator, a while's length)."""
+    out = []
+    for s in stmts:
+        if isinstance(s, (K.Let, K.DeclVar)):
+            value = s.expr if isinstance(s, K.Let) else s.init
+            ctx.emit(K.DeclVar(s.var, K.Const(value.ty, _zero(value.ty))))
+            out.append(K.Assign(s.var, value))
+        elif isinstance(s, K.DeclPtr):
+            ctx.emit(s)
+        else:
+            out.append(s)
+    return tuple(out)
 
 
 def _zero(ty: str):
@@ -1311,8 +1394,51 @@ def check_host_size(b: Builder, n: K.Expr, name: str):
                            f"the host must know it before launching", b.span)
 
 
+def carry_scalars(b: Builder, params) -> None:
+    """A scalar declared at the top of one kernel (a foldl, an `if`) and used in a later
+    kernel is stored by work-item 0 into a one-element global buffer at the end of
+    the kernel that computes it, and read back at the start of each kernel that uses it."""
+    known = {p.name for p in params} | {v.name for v in b.host_vars} | b.params
+    top = []                                   # per kernel: {name: type} declared at its top
+    for stmts, _, _ in b.kernels:
+        top.append({s.var: (s.expr if isinstance(s, K.Let) else s.init).ty
+                    for s in stmts if isinstance(s, (K.Let, K.DeclVar))})
+    carried: dict[str, BufRec] = {}
+    for i, (stmts, locals_, privates) in enumerate(b.kernels):
+        declared, used = set(), set()
+        for st in K.walk_stmts(stmts):
+            declared.update(declared_names(st))
+            for e in K.stmt_exprs(st):
+                used.update(x.name for x in K.walk_expr(e) if isinstance(x, K.Var))
+        loads = []
+        for name in sorted(used - declared - known):
+            j = next((j for j in range(i - 1, -1, -1) if name in top[j]), None)
+            if j is None:
+                continue
+            ty = top[j][name]
+            if name not in carried:
+                rec = b.buffer("global", K.cint(1), f"scalar {name} carried to a later kernel", "carry",
+                               prefix="carry")
+                rec.ty = ty
+                b.host.insert(0, b.host.pop())      # its Alloc goes before every launch
+                carried[name] = rec
+                b.kernels[j][0].append(K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)),
+                                            (K.Store(rec.name, K.cint(0), K.Var(ty, name)),)))
+            loads.append(K.Let(name, K.Load(ty, carried[name].name, K.cint(0))))
+        stmts[:0] = loads
+
+
+def declared_names(s: K.Stmt) -> list[str]:
+    if isinstance(s, (K.Let, K.DeclVar, K.SeqFor, K.ParFor, K.DeclPtr)):
+        return [s.var]
+    if isinstance(s, K.PartFor):
+        return [s.var, s.active]
+    return []
+
+
 def assemble(b: Builder, name, args, params, result: P.Result, hw) -> P.Plan:
     """Name the kernels and resolve the host program's launches (each takes what it uses)."""
+    carry_scalars(b, params)
     kernels = [K.Kernel(name=f"{name}_k{k}" if len(b.kernels) > 1 else name, body=tuple(stmts),
                         locals_=tuple(frozen(r) for r in locals_),
                         privates=tuple(frozen(r) for r in privates))
@@ -1328,7 +1454,7 @@ def assemble(b: Builder, name, args, params, result: P.Result, hw) -> P.Plan:
         for s in stmts:
             if isinstance(s, PendingLaunch):
                 k = kernels[s.index]
-                s = P.Launch(k.name, tuple(grid_groups(k.body, hw["#BlockSize"])),
+                s = P.Launch(k.name, tuple(grid_groups(b, k.body, hw["#BlockSize"])),
                              P.kernel_uses(k, buffers, all_params))
             elif isinstance(s, P.Loop):
                 s = P.Loop(resolve(s.head), s.cond, resolve(s.body))
@@ -1344,14 +1470,18 @@ def frozen(r: BufRec) -> K.Buffer:
     return K.Buffer(r.name, r.space, r.ty or "int", r.size, r.origin, r.role, r.per)
 
 
-def grid_groups(stmts, block_size: int) -> list[K.Expr]:
-    """Work-groups each top-level grid loop of a kernel can use."""
+def grid_groups(b: Builder, stmts, block_size: int) -> list[K.Expr]:
+    """Work-groups each top-level grid loop of a kernel can use (all #NumGroups
+    when the loop's count is known only on the device)."""
     out = []
     for s in stmts:
         if isinstance(s, K.ParFor) and s.level == K.Level.GRID:
-            out.append(K.div(K.add(s.count, K.cint(block_size - 1)), K.cint(block_size)))
+            want = K.div(K.add(s.count, K.cint(block_size - 1)), K.cint(block_size))
         elif isinstance(s, K.PartFor) and s.level == K.Level.GRID:
-            out.append(s.count)
+            want = s.count
+        else:
+            continue
+        out.append(want if b.host_computable(want) else K.cint(b.hw["#NumGroups"]))
     return out
 
 

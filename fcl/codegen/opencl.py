@@ -37,7 +37,9 @@ static inline int fcl_skew(int i) {{ return i + (i >> 5); }}
 MINMAX = "static inline {t} fcl_min_{t}({t} a, {t} b) {{ return b < a ? b : a; }}\n" \
          "static inline {t} fcl_max_{t}({t} a, {t} b) {{ return a < b ? b : a; }}\n"
 
-# C precedence levels (higher binds tighter)
+# C precedence levels (higher binds tighter); a trip count in a loop header
+# (`i < n`, `n - 1`) is printed with parentheses unless it binds like `*` or tighter.
+BOUND = 12
 PREC = {"or": 3, "and": 4, "bor": 5, "bxor": 6, "band": 7, "eq": 8, "ne": 8,
         "lt": 9, "le": 9, "gt": 9, "ge": 9, "shl": 10, "shr": 10, "add": 11, "sub": 11,
         "mul": 12, "div": 12, "mod": 12}
@@ -110,7 +112,7 @@ class OpenCLRenderer:
     def kernel(self, k: K.Kernel) -> str:
         params = self.kernel_params(k)
         body = self._bodies[k.name]
-        head = f"{self.kernel_kw} void {k.name}(\n    " + ",\n    ".join(params) + ")\n{\n"
+        head = f"{self.kernel_kw} void {kernel_symbol(k.name)}(\n    " + ",\n    ".join(params) + ")\n{\n"
         return head + body + "}\n"
 
     def kernel_params(self, k: K.Kernel) -> list[str]:
@@ -216,8 +218,8 @@ class OpenCLRenderer:
 
     def for_(self, s: K.For, d: int) -> list[str]:
         v = s.var
-        step = f"{v}++" if K.is_const(s.step, 1) else f"{v} += {self.expr(s.step)}"
-        header = f"int {v} = {self.expr(s.start)}; {v} < {self.expr(s.stop)}; {step}"
+        step = f"{v}++" if K.is_const(s.step, 1) else f"{v} += {self.expr(s.step, BOUND)}"
+        header = f"int {v} = {self.expr(s.start)}; {v} < {self.expr(s.stop, BOUND)}; {step}"
         return ([f"{'  ' * d}#pragma unroll"] if s.unroll else []) + self.loop(header, s.body, d)
 
     # ------------------------------------------------------------ expressions
@@ -291,6 +293,45 @@ class OpenCLRenderer:
         if e.ty == "int":
             return "(-2147483647 - 1)" if v == -2147483648 else (f"({v})" if v < 0 else str(v))
         return float_literal(float(v), e.ty)
+
+
+# Names an entry point cannot keep as its kernel's C name: C and OpenCL C keywords
+# and types, and OpenCL built-in functions (those that are not caught by the
+# prefixes in kernel_symbol).
+RESERVED = frozenset("""
+auto break case char const continue default do double else enum extern float for goto if
+inline int long register restrict return short signed sizeof static struct switch typedef
+union unsigned void volatile while bool true false half uchar ushort uint ulong size_t
+ptrdiff_t intptr_t uintptr_t event_t sampler_t image1d_t image2d_t image3d_t kernel global
+local private constant read_only write_only read_write main typeof complex imaginary
+acos acosh acospi asin asinh asinpi atan atan2 atanh atanpi atan2pi cbrt ceil copysign cos
+cosh cospi erfc erf exp exp2 exp10 expm1 fabs fdim floor fma fmax fmin fmod fract frexp
+hypot ilogb ldexp lgamma lgamma_r log log2 log10 log1p logb mad maxmag minmag modf nan
+nextafter pow pown powr remainder remquo rint rootn round rsqrt sin sincos sinh sinpi sqrt
+tan tanh tanpi tgamma trunc abs abs_diff add_sat hadd rhadd clamp clz ctz mad_hi mad_sat max
+min mul_hi rotate sub_sat upsample popcount mad24 mul24 degrees mix radians step smoothstep
+sign cross dot distance length normalize fast_distance fast_length fast_normalize isequal
+isnotequal isgreater isgreaterequal isless islessequal islessgreater isfinite isinf isnan
+isnormal isordered isunordered signbit any all bitselect select barrier mem_fence
+read_mem_fence write_mem_fence wait_group_events prefetch printf shuffle shuffle2 vec_step
+""".split())
+SCALAR_TYPE_NAMES = ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "float",
+                     "double", "half", "bool")
+RESERVED_PREFIXES = ("fcl_", "get_", "atomic_", "atom_", "convert_", "as_", "vload", "vstore",
+                     "async_", "read_image", "write_image", "native_", "half_", "__", "cl_", "CL_")
+
+
+def kernel_symbol(name: str) -> str:
+    """The C name of the kernel for FCL name `name` (plans and messages keep `name`).
+    A name that is a plain C identifier and no keyword, type or built-in stays as it
+    is; any other is spelt `fcl_k_` + the name with `_` doubled and `'` as `_q`."""
+    import re
+    plain = re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name) is not None
+    base = re.sub(r"(_k\d+)$", "", name)
+    vector = re.fullmatch(r"(%s)(2|3|4|8|16)?" % "|".join(SCALAR_TYPE_NAMES), base) is not None
+    if plain and base not in RESERVED and not vector and not base.startswith(RESERVED_PREFIXES):
+        return name
+    return "fcl_k_" + "".join("__" if c == "_" else "_q" if c == "'" else c for c in name)
 
 
 def float_literal(v: float, ty: str) -> str:

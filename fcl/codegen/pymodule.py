@@ -10,6 +10,7 @@ tools do that).
 from __future__ import annotations
 
 from fcl.codegen import kir as K
+from fcl.codegen.opencl import kernel_symbol
 from fcl.codegen import plan as P
 from fcl.runtime.platforms import embeddable
 
@@ -24,6 +25,44 @@ MAX_HOST_ITERATIONS = 1 << 20
 HELPERS = '''
 import numpy as np
 import pyopencl as cl
+
+
+class ArgumentError(ValueError):
+    """A wrong argument to an entry point; the message names its position and parameter."""
+
+
+def _what(position, name):
+    return f"argument {position} (`{name}`)" if name else f"argument {position}"
+
+
+def _array(value, dtype, fcl_type, position, name):
+    """`value` as a contiguous 1-D array of `dtype`, never converting silently to a narrower kind."""
+    a = np.asarray(value)
+    if a.ndim != 1:
+        raise ArgumentError(f"{_what(position, name)}: expected [{fcl_type}], a one-dimensional "
+                            f"array, found {a.ndim} dimensions")
+    ok = {"int": "iu", "float": "iuf", "double": "iuf", "bool": "b"}[fcl_type]
+    if a.size and a.dtype.kind not in ok:
+        raise ArgumentError(f"{_what(position, name)}: expected [{fcl_type}], found an array of {a.dtype}")
+    if fcl_type == "int" and a.size and (a.min() < -2**31 or a.max() > 2**31 - 1):
+        raise ArgumentError(f"{_what(position, name)}: array values do not fit in 32-bit ints")
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+def _scalar(value, fcl_type, position, name):
+    """`value` as a host scalar of `fcl_type` (int widens to float and double)."""
+    is_bool = isinstance(value, (bool, np.bool_))
+    is_int = isinstance(value, (int, np.integer)) and not is_bool
+    if fcl_type == "bool" and is_bool:
+        return int(value)
+    if fcl_type == "int" and is_int:
+        if not -2**31 <= int(value) <= 2**31 - 1:
+            raise ArgumentError(f"{_what(position, name)}: {int(value)} does not fit in a 32-bit int")
+        return int(value)
+    if fcl_type in ("float", "double") and (is_int or isinstance(value, (float, np.floating))):
+        return np.float32(value) if fcl_type == "float" else float(value)
+    found = type(value).__name__ if not isinstance(value, np.ndarray) else "an array"
+    raise ArgumentError(f"{_what(position, name)}: expected {fcl_type}, found {found}")
 
 
 def _wrap(x):
@@ -125,20 +164,20 @@ class MethodPrinter:
         names = [f"a{k}" for k in range(len(plan.args))]
         self.emit(1, f"def {plan.entry}(self{''.join(', ' + n for n in names)}):")
         self.emit(2, "events = []")
-        for name, a in zip(names, plan.args):
-            self.argument(name, a)
+        for k, (name, a) in enumerate(zip(names, plan.args)):
+            self.argument(name, a, k + 1)
         self.stmts(plan.body, 2)
         return "\n".join(self.lines) + "\n"
 
-    def argument(self, name: str, a):
+    def argument(self, name: str, a, position: int):
         if isinstance(a, (P.PairArg, P.ZipArg)):
             first, second = f"{name}_0", f"{name}_1"
             if isinstance(a, P.PairArg):
                 self.emit(2, f"{first}, {second} = {name}")
             else:
                 self.emit(2, f"{first}, {second} = [x[0] for x in {name}], [x[1] for x in {name}]")
-            self.argument(first, a.fst)
-            self.argument(second, a.snd)
+            self.argument(first, a.fst, position)
+            self.argument(second, a.snd, position)
             return
         if isinstance(a, P.NestedArg):
             self.emit(2, f"{name} = [np.asarray(r) for r in {name}]")
@@ -146,17 +185,16 @@ class MethodPrinter:
             self.emit(2, f"if any(len(r) != {a.cols} for r in {name}): "
                          f"raise ValueError('an array of arrays must be regular')")
             self.emit(2, f"{name} = np.concatenate({name}) if {name} else np.empty(0)")
-            self.argument(name, a.flat)
+            self.argument(name, a.flat, position)
             return
         if isinstance(a, P.ArrayArg):
-            self.emit(2, f"{name} = np.ascontiguousarray({name}, dtype={NP_TYPES[a.ty]})")
+            self.emit(2, f"{name} = _array({name}, {NP_TYPES[a.ty]}, {a.ty!r}, {position}, {a.name!r})")
             self.emit(2, f"{a.length} = len({name})")
             self.emit(2, f"{a.buffer} = self._upload({name})")
         elif a.value is not None:
             self.emit(2, f"assert {name} == {a.value!r}, 'compiled for {a.name or a.param} = {a.value!r}'")
         else:
-            conv = {"int": "int", "bool": "int", "float": "np.float32", "double": "float"}[a.ty]
-            self.emit(2, f"{a.param} = {conv}({name})")
+            self.emit(2, f"{a.param} = _scalar({name}, {a.ty!r}, {position}, {a.name!r})")
 
     def stmts(self, stmts, d: int):
         for s in stmts:
@@ -199,7 +237,7 @@ class MethodPrinter:
                 args.append(f"cl.LocalMemory(max(1, {n}) * np.dtype({NP_TYPES[b.ty]}).itemsize)")
         groups = (f"max(1, min({plan.num_groups}, max({', '.join(py_expr(g) for g in s.groups)}, 1)))"
                   if s.groups else "1")
-        self.emit(d, f"self._launch(events, {plan.entry!r}, {s.kernel!r}, {groups}, {plan.block_size}, "
+        self.emit(d, f"self._launch(events, {plan.entry!r}, {kernel_symbol(s.kernel)!r}, {groups}, {plan.block_size}, "
                      f"[{', '.join(args)}])")
 
     def py_Loop(self, s: P.Loop, d: int):

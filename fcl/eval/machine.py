@@ -484,9 +484,14 @@ class Compiler:
         return lambda env: (a(env), b(env))
 
     def c_ArrayLit(self, e, scope):
+        """Eager, like `let`: every element is evaluated once, when the literal is."""
         elems = tuple(self.compile(x, scope) for x in e.elems)
         n = len(elems)
-        return lambda env: Pull(n, lambda i: elems[i](env))
+
+        def ev(env):
+            values = tuple(x(env) for x in elems)
+            return Pull(n, values.__getitem__)
+        return ev
 
     # -------------------------------------------------------- application
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fcl.codegen import kir as K
+from fcl.codegen.opencl import kernel_symbol
 from fcl.codegen import plan as P
 from fcl.errors import ArgumentError, CompileError, CompilerBug, EvalError
 from fcl.runtime import device as D
@@ -57,7 +58,7 @@ class Launcher:
         for k in plan.kernels:      # before the build: a device compiler refuses oversized static arrays
             self.local_sizes(k, {}, static_only=True)
         self.program = D.build_program(self.context, source, options)
-        self.kernels = {k.name: cl.Kernel(self.program, k.name) for k in plan.kernels}
+        self.kernels = {k.name: cl.Kernel(self.program, kernel_symbol(k.name)) for k in plan.kernels}
 
     # ------------------------------------------------------------ sizes
 

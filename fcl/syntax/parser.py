@@ -452,9 +452,11 @@ def _number(text: str, span: Span) -> A.Expr:
         if math.isinf(value):
             raise ParseError(f"double literal `{text}` is out of range for a double", span)
         return A.DoubleLit(value, span)
-    value = int(text)
-    if not INT_MIN <= value <= INT_MAX:
-        raise ParseError(f"integer literal `{text}` is out of range for a 32-bit int "
+    digits = text.lstrip("+-").lstrip("0")
+    value = int(text) if len(digits) <= 12 else None    # Python refuses to convert > 4300 digits
+    if value is None or not INT_MIN <= value <= INT_MAX:
+        shown = text if len(text) <= 40 else f"{text[:20]}...` ({len(digits)} digits"
+        raise ParseError(f"integer literal `{shown}` is out of range for a 32-bit int "
                          f"({INT_MIN} to {INT_MAX})", span)
     return A.IntLit(value, span)
 

@@ -4,7 +4,7 @@ global buffers:
   in3_1      int[lengthPull mat]  input: argument 4
   out2       int[tileDim * tileDim * (cols / tileDim * (rows / tileDim))]  output: result of transposeTiled
 kernel transposeTiled(in3_1, out2, arg0, arg1, arg2): 2 barriers
-  local   l5     int[tileDim * tileDim]  (block level, force at examples/transpose.fcl:14)
+  local   l6     int[tileDim * tileDim]  (block level, force at examples/transpose.fcl:14)
   local memory: 4 * (tileDim * tileDim + tileDim * tileDim / 32 + 1) bytes per work-group
 host program:
   alloc out2 : int[tileDim * tileDim * (cols / tileDim * (rows / tileDim))]
@@ -33,7 +33,7 @@ __kernel void transposeTiled(
     const int arg0,
     const int arg1,
     const int arg2,
-    __local int* l5  /* force at examples/transpose.fcl:14: local, (arg0 mul arg0) x int, skewed layout; size set by the host */)
+    __local int* l6  /* force at examples/transpose.fcl:14: local, (arg0 mul arg0) x int, skewed layout; size set by the host */)
 {
   const int lid = get_local_id(0);
   const int wid = lid / 32;
@@ -43,16 +43,17 @@ __kernel void transposeTiled(
   const int inv7 = fcl_mul(arg0, arg0);
   const int inv8 = fcl_mul(fcl_div(arg1, arg0), fcl_div(arg2, arg0));
   for (int part3 = get_group_id(0); part3 < inv8; part3 += get_num_groups(0)) {
-    const int inv1 = fcl_mul(fcl_div(fcl_add(fcl_mul(fcl_mod(part3, inv5), inv6), fcl_div(part3, inv5)), inv6), arg0);
-    const int inv2 = fcl_mul(fcl_mod(fcl_add(fcl_mul(fcl_mod(part3, inv5), inv6), fcl_div(part3, inv5)), inv6), arg0);
-    for (int i6 = lid; i6 < inv7; i6 += 256) {
-      l5[fcl_skew(i6)] = in3_1[fcl_add(fcl_add(fcl_mul(fcl_add(inv1, fcl_div(i6, arg0)), arg1), inv2), fcl_mod(i6, arg0))];
+    const int sh5 = fcl_add(fcl_mul(fcl_mod(part3, inv5), inv6), fcl_div(part3, inv5));
+    const int inv1 = fcl_mul(fcl_div(sh5, inv6), arg0);
+    const int inv2 = fcl_mul(fcl_mod(sh5, inv6), arg0);
+    for (int i7 = lid; i7 < inv7; i7 += 256) {
+      l6[fcl_skew(i7)] = in3_1[fcl_add(fcl_add(fcl_mul(fcl_add(inv1, fcl_div(i7, arg0)), arg1), inv2), fcl_mod(i7, arg0))];
     }
     barrier(CLK_LOCAL_MEM_FENCE);  /* force at examples/transpose.fcl:14 */
     const int inv3 = fcl_mul(fcl_div(part3, inv5), arg0);
     const int inv4 = fcl_mul(fcl_mod(part3, inv5), arg0);
-    for (int i7 = lid; i7 < inv7; i7 += 256) {
-      out2[fcl_add(fcl_add(fcl_mul(fcl_add(inv3, fcl_div(i7, arg0)), arg2), inv4), fcl_mod(i7, arg0))] = l5[fcl_skew(fcl_add(fcl_mul(fcl_mod(i7, arg0), arg0), fcl_div(i7, arg0)))];
+    for (int i8 = lid; i8 < inv7; i8 += 256) {
+      out2[fcl_add(fcl_add(fcl_mul(fcl_add(inv3, fcl_div(i8, arg0)), arg2), inv4), fcl_mod(i8, arg0))] = l6[fcl_skew(fcl_add(fcl_mul(fcl_mod(i8, arg0), arg0), fcl_div(i8, arg0)))];
     }
     if (fcl_add(part3, get_num_groups(0)) < inv8) {
       barrier(CLK_LOCAL_MEM_FENCE);  /* the next part reuses local memory */

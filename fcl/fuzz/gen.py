@@ -1,0 +1,496 @@
+"""Random well-typed FCL programs, for differential testing.
+
+`generate_case(seed)` -> `Case`: one entry point (source text), the hardware
+parameters it is compiled for (block sizes, warp sizes that are not powers
+of two, small `#NumGroups`) and its arguments.  The same seed always gives
+the same case.  Programs are built top-down by type and by level, so they
+type-check by construction:
+
+* the top of an entry runs at grid level: `let`s of scalars (looping
+  `foldl`s), grid-level `force`s and `while`s, then a push array, a pull
+  array or a scalar result;
+* push arrays at every level: `push`, `concat`/`interleave` of parts built
+  one level down (whose own code may `force` and `while` at its level),
+  `mapPush`, `zipWithPush`, `if`;
+* pull arrays: `generate`, `mapPull`, `zipWith`, `reverse`, `take`, `drop`,
+  `halve`, `evenOdds`, array literals, `force`, `while`, `if`, `let`;
+* scalars (int, double, bool): arithmetic with wrap-around, truncating `/`
+  and `%`, shifts, `index`, `lengthPull`, `foldl`, `if`, `let`, hardware
+  parameters, conversions.
+
+Sizes stay small (the evaluator is an interpreter).  Indexing is kept in
+range where the generator can see the length; where it cannot (an empty
+array), the evaluator reports an error and the case is skipped.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+THREAD, WARP, BLOCK, GRID = 0, 1, 2, 3
+LEVELS = ("thread", "warp", "block", "grid")
+
+# Entry names that are also OpenCL C keywords, types or built-ins, or not C identifiers.
+AWKWARD_NAMES = ("main", "kernel", "float4", "global", "restrict", "fcl_add", "sin", "rev'",
+                 "local", "barrier", "get_group_id", "x_'")
+
+
+@dataclass
+class Case:
+    seed: int
+    source: str
+    entry: str
+    args: list            # FCL literal texts, as `fclc run` takes them
+    block_size: int
+    warp_size: int
+    num_groups: int
+    features: list = field(default_factory=list)
+
+    def program_text(self) -> str:
+        """The case as an FCL file with a test-block header (for keeping failures)."""
+        return (f"-- fuzz seed {self.seed}: #BlockSize {self.block_size}, #WarpSize {self.warp_size}, "
+                f"#NumGroups {self.num_groups}\n{self.source}\n-- == entry: {self.entry}\n"
+                f"-- input {{ {' '.join(self.args)} }}\n")
+
+
+class Gen:
+    """One program's generator; `depth` bounds nesting, `fuel` the total size."""
+
+    def __init__(self, rng: random.Random, doubles: bool):
+        self.r = rng
+        self.n = 0
+        self.fuel = 60
+        self.doubles = doubles
+        self.features: set[str] = set()
+
+    # -- helpers
+
+    def fresh(self, base: str) -> str:
+        self.n += 1
+        return f"{base}{self.n}"
+
+    def pick(self, options):
+        """options: [(weight, thunk)]; thunks whose weight is 0 are skipped."""
+        options = [(w, f) for w, f in options if w > 0]
+        total = sum(w for w, _ in options)
+        x = self.r.uniform(0, total)
+        for w, f in options:
+            x -= w
+            if x <= 0:
+                return f()
+        return options[-1][1]()
+
+    def spend(self, depth: int) -> bool:
+        """Whether there is room for a compound form."""
+        self.fuel -= 1
+        return depth > 0 and self.fuel > 0
+
+    def vars_of(self, env, ty):
+        return [n for n, t in env.items() if t == ty]
+
+    # -- scalars
+
+    def scalar(self, env, ty: str, depth: int, lvl: int) -> str:
+        if ty == "int":
+            return self.int_(env, depth, lvl)
+        if ty == "double":
+            return self.double(env, depth, lvl)
+        return self.bool_(env, depth, lvl)
+
+    def int_lit(self) -> str:
+        v = self.r.choice([0, 1, 2, 3, 5, 7, 9, 13, 100, -1, -3, -17, 2147483647, -2147483647, 65536])
+        return f"({v})" if v < 0 else str(v)
+
+    def int_(self, env, depth, lvl) -> str:
+        names = self.vars_of(env, "int")
+        if not self.spend(depth):
+            return self.r.choice(names) if names and self.r.random() < 0.7 else self.int_lit()
+        d = depth - 1
+        i = lambda: self.int_(env, d, lvl)  # noqa: E731
+        arrays = self.vars_of(env, "[int]")
+        options = [
+            (3, lambda: self.r.choice(names) if names else self.int_lit()),
+            (1, self.int_lit),
+            (4, lambda: f"({i()} {self.r.choice(['+', '-', '*', '&', '|', '^'])} {i()})"),
+            (2, lambda: f"({i()} {self.r.choice(['/', '%', 'div', 'mod'])} (({i()} & 7) + 1))"),
+            (1, lambda: f"({i()} {self.r.choice(['<<', '>>'])} {i()})"),
+            (1, lambda: f"{self.r.choice(['min', 'max'])} {self.atom(i())} {self.atom(i())}"),
+            (1, lambda: f"abs {self.atom(i())}"),
+            (1, lambda: self.r.choice(["#BlockSize", "#WarpSize", "#NumGroups"])),
+            (3, lambda: self.index(env, "int", d, lvl)),
+            (2, lambda: f"lengthPull {self.atom(self.pull(env, 'int', d, lvl, False))}"),
+            (3, lambda: self.fold(env, "int", d, lvl)),
+            (2, lambda: f"(if {self.bool_(env, d, lvl)} then {i()} else {i()})"),
+            (2, lambda: self.let_scalar(env, "int", d, lvl)),
+            (1, lambda: f"b2i {self.atom(self.bool_(env, d, lvl))}"),
+            (1 if self.doubles else 0,
+             lambda: f"d2i (min 1000000.0 (max (-1000000.0) {self.atom(self.double(env, d, lvl))}))"),
+            (1 if arrays else 0, lambda: f"lengthPull {self.r.choice(arrays)}"),
+        ]
+        return self.pick(options)
+
+    def double_lit(self) -> str:
+        v = self.r.choice([0.0, 1.0, 0.5, 2.25, 3.0, 100.0, -1.5, -0.125])
+        return f"({v!r})" if v < 0 else repr(v)
+
+    def double(self, env, depth, lvl) -> str:
+        names = self.vars_of(env, "double")
+        if not self.spend(depth):
+            return self.r.choice(names) if names and self.r.random() < 0.7 else self.double_lit()
+        d = depth - 1
+        x = lambda: self.double(env, d, lvl)  # noqa: E731
+        options = [
+            (3, lambda: self.r.choice(names) if names else self.double_lit()),
+            (1, self.double_lit),
+            (4, lambda: f"({x()} {self.r.choice(['+', '-', '*'])} {x()})"),
+            (1, lambda: f"({x()} / (abs {self.atom(x())} + 1.0))"),
+            (1, lambda: f"{self.r.choice(['min', 'max'])} {self.atom(x())} {self.atom(x())}"),
+            (1, lambda: f"{self.r.choice(['sqrt', 'abs'])} (abs {self.atom(x())})"),
+            (1, lambda: f"floor {self.atom(x())}"),
+            (2, lambda: f"i2d {self.atom(self.int_(env, d, lvl))}"),
+            (2, lambda: self.index(env, "double", d, lvl)),
+            (2, lambda: self.fold(env, "double", d, lvl)),
+            (1, lambda: f"(if {self.bool_(env, d, lvl)} then {x()} else {x()})"),
+            (1, lambda: self.let_scalar(env, "double", d, lvl)),
+        ]
+        return self.pick(options)
+
+    def bool_(self, env, depth, lvl) -> str:
+        if not self.spend(depth):
+            return self.r.choice(["true", "false", f"({self.int_(env, 0, lvl)} > {self.int_lit()})"])
+        d = depth - 1
+        options = [
+            (4, lambda: f"({self.int_(env, d, lvl)} {self.r.choice(['<', '<=', '>', '>=', '==', '!='])} "
+                        f"{self.int_(env, d, lvl)})"),
+            (1 if self.doubles else 0,
+             lambda: f"({self.double(env, d, lvl)} {self.r.choice(['<', '>='])} {self.double(env, d, lvl)})"),
+            (1, lambda: f"({self.bool_(env, d, lvl)} {self.r.choice(['&&', '||'])} {self.bool_(env, d, lvl)})"),
+            (1, lambda: f"(not {self.atom(self.bool_(env, d, lvl))})"),
+            (1, lambda: self.r.choice(["true", "false"])),
+        ]
+        return self.pick(options)
+
+    def atom(self, text: str) -> str:
+        plain = text.replace("_", "").replace("'", "").replace("#", "").replace(".", "")
+        if plain.isalnum() or (text.startswith("(") and text.endswith(")") and _balanced(text[1:-1])):
+            return text
+        return f"({text})"
+
+    def index(self, env, ty, depth, lvl) -> str:
+        """An in-range index of a (named) array, when it is not empty."""
+        arrays = self.vars_of(env, f"[{ty}]")
+        i = self.int_(env, depth, lvl)
+        if arrays and self.r.random() < 0.6:
+            a = self.r.choice(arrays)
+            return f"index {a} (({i} & 1023) % lengthPull {a})"
+        q = self.fresh("q")
+        arr = self.pull(env, ty, depth, lvl, False)
+        return f"(let {q} = {arr} in index {q} (({i} & 1023) % lengthPull {q}))"
+
+    def fold(self, env, ty, depth, lvl) -> str:
+        a, x = self.fresh("acc"), self.fresh("x")
+        elem = self.elem_type()
+        arr = self.pull(env, elem, depth, lvl, False)
+        inner = {**env, a: ty, x: elem}
+        step = self.scalar(inner, ty, depth, THREAD)
+        if self.r.random() < 0.5:     # keep the accumulator in the loop
+            op = "+" if ty == "double" else self.r.choice(["+", "^", "-"])
+            step = f"{a} {op} {self.atom(step)}"
+        init = self.scalar(env, ty, 0, lvl)
+        self.features.add("foldl")
+        return f"foldl (fn {a} => fn {x} => {step}) {self.atom(init)} {self.atom(arr)}"
+
+    def let_scalar(self, env, ty, depth, lvl) -> str:
+        v = self.fresh("s")
+        vt = self.r.choice(["int", "int", ty])
+        value = self.scalar(env, vt, depth, lvl)
+        body = self.scalar({**env, v: vt}, ty, depth, lvl)
+        return f"(let {v} = {value} in {body})"
+
+    def elem_type(self) -> str:
+        return "double" if self.doubles and self.r.random() < 0.25 else "int"
+
+    # -- sizes
+
+    def size(self, env, depth, lvl) -> str:
+        arrays = [n for n, t in env.items() if t.startswith("[")]
+        a = self.r.choice(arrays) if arrays else None
+        options = [
+            (4, lambda: str(self.r.choice([0, 1, 2, 3, 4, 5, 7, 8, 13, 16, 31, 33]))),
+            (2 if a else 0, lambda: f"lengthPull {a}"),
+            (2 if a else 0, lambda: f"(lengthPull {a} / {self.r.choice([2, 3])})"),
+            (1 if a else 0, lambda: f"(lengthPull {a} & {self.r.choice([3, 7, 12])})"),
+            (1 if a else 0, lambda: f"(if lengthPull {a} > {self.r.choice([3, 4, 10])} then "
+                                    f"{self.r.choice([3, 5])} else {self.r.choice([1, 5, 6])})"),
+            (1 if a else 0, lambda: f"({self.r.choice([16, 20])} / (lengthPull {a} + 1))"),
+            (1 if "k" in env else 0, lambda: self.r.choice(["k", "(k + 3)", "(k * 2)"])),
+            (1, lambda: self.r.choice(["#WarpSize", "(#WarpSize + 1)", "(#BlockSize / 2)"])),
+        ]
+        return self.pick(options)
+
+    # -- pull arrays
+
+    def pull(self, env, ty, depth, lvl, top) -> str:
+        """A pull array of `ty` elements, in code run by a unit of level `lvl`."""
+        names = self.vars_of(env, f"[{ty}]")
+        if not self.spend(depth):
+            if names:
+                return self.r.choice(names)
+            return self.gen_array(env, ty, 0, lvl)
+        d = depth - 1
+        p = lambda: self.pull(env, ty, d, lvl, top)  # noqa: E731
+        options = [
+            (3 if names else 0, lambda: self.r.choice(names)),
+            (3, lambda: self.gen_array(env, ty, d, lvl)),
+            (3, lambda: self.map_pull(env, ty, d, lvl, top)),
+            (1, lambda: f"reverse {self.atom(p())}"),
+            (1, lambda: f"{self.r.choice(['take', 'drop'])} {self.atom(self.size(env, 0, lvl))} {self.atom(p())}"),
+            (1, lambda: f"{self.r.choice(['fst', 'snd'])} ({self.r.choice(['halve', 'evenOdds'])} {self.atom(p())})"),
+            (1, lambda: self.zip_with(env, ty, d, lvl, top)),
+            (1, lambda: self.literal(env, ty, d, lvl)),
+            (1, lambda: f"(if {self.bool_(env, d, lvl)} then {p()} else {p()})"),
+            (2, lambda: self.let_in(env, d, lvl, top, lambda e2: self.pull(e2, ty, d, lvl, top))),
+            (2, lambda: f"force {self.atom(self.push(env, ty, d, lvl, top, self.level_upto(lvl, top)))}"),
+            (1 if lvl >= WARP or lvl == THREAD else 0, lambda: self.while_(env, ty, d, lvl, top)),
+        ]
+        return self.pick(options)
+
+    def level_upto(self, lvl, top) -> int:
+        """A level at most `lvl` (grid only at the top of a kernel)."""
+        hi = lvl if (lvl < GRID or top) else BLOCK
+        return self.r.randint(0, hi) if self.r.random() < 0.5 else hi
+
+    def gen_array(self, env, ty, depth, lvl) -> str:
+        i = self.fresh("i")
+        body = self.scalar({**env, i: "int"}, ty, depth, THREAD)
+        self.features.add("generate")
+        return f"generate {self.atom(self.size(env, depth, lvl))} (fn {i} => {body})"
+
+    def map_pull(self, env, ty, depth, lvl, top) -> str:
+        src = self.elem_type()
+        x = self.fresh("x")
+        arr = self.pull(env, src, depth, lvl, top)
+        body = self.scalar({**env, x: src}, ty, depth, THREAD)
+        return f"mapPull (fn {x} => {body}) {self.atom(arr)}"
+
+    def zip_with(self, env, ty, depth, lvl, top) -> str:
+        x, y = self.fresh("x"), self.fresh("y")
+        a, b = self.pull(env, "int", depth, lvl, top), self.pull(env, ty, depth, lvl, top)
+        body = self.scalar({**env, x: "int", y: ty}, ty, depth, THREAD)
+        return f"zipWith (fn {x} => fn {y} => {body}) {self.atom(a)} {self.atom(b)}"
+
+    def literal(self, env, ty, depth, lvl) -> str:
+        self.features.add("array literal")
+        n = self.r.randint(1, 4)
+        return "[" + ", ".join(self.scalar(env, ty, depth, lvl) for _ in range(n)) + "]"
+
+    def let_in(self, env, depth, lvl, top, body) -> str:
+        v = self.fresh("v")
+        kind = self.r.choice(["int", "int", "[int]", "[int]", "force", self.elem_type()])
+        if kind == "force":
+            level = self.level_upto(lvl, top)
+            value = f"force {self.atom(self.push(env, 'int', depth, lvl, top, level))}"
+            kind = "[int]"
+            self.features.add(f"force {LEVELS[level]}")
+        elif kind.startswith("["):
+            value = self.pull(env, "int", depth, lvl, top)
+        else:
+            value = self.scalar(env, kind, depth, lvl)
+        return f"(let {v} = {value} in {body({**env, v: kind})})"
+
+    def while_(self, env, ty, depth, lvl, top) -> str:
+        """A while at a level up to `lvl`: halving steps, or a data-dependent count."""
+        level = self.level_upto(lvl, top) if lvl > THREAD else THREAD
+        a, i, x = self.fresh("a"), self.fresh("i"), self.fresh("x")
+        init = self.pull(env, "int", depth, lvl, top)
+        self.features.add(f"while {LEVELS[level]}")
+        L = LEVELS[level]
+        if self.r.random() < 0.5:
+            limit = self.r.choice([1, 2, 3, 5])
+            op = self.r.choice(["+", "max", "-"])
+            comb = (f"max (index {a} (2 * {i})) (index {a} (2 * {i} + 1))" if op == "max"
+                    else f"index {a} (2 * {i}) {op} index {a} (2 * {i} + 1)")
+            out = (f"while (fn {a} => lengthPull {a} > {limit}) "
+                   f"(fn {a} => push <{L}> (generate (lengthPull {a} / 2) (fn {i} => {comb}))) "
+                   f"(push <{L}> {self.atom(init)})")
+        else:
+            bound = self.r.choice([8, 20, 40])
+            out = (f"while (fn {a} => lengthPull {a} > 0 && index {a} 0 < {bound}) "
+                   f"(fn {a} => push <{L}> (mapPull (fn {x} => {x} + 1 + ({x} & 3)) {a})) "
+                   f"(push <{L}> (mapPull (fn {x} => {x} & 31) {self.atom(init)}))")
+        if ty == "int":
+            return out
+        return f"mapPull (fn {x} => i2d {x}) ({out})"
+
+    # -- push arrays
+
+    def push(self, env, ty, depth, lvl, top, level) -> str:
+        """A push array of `level` built by code at level `lvl` (>= level)."""
+        if not self.spend(depth):
+            return f"push <{LEVELS[level]}> {self.atom(self.pull(env, ty, 0, lvl, top))}"
+        d = depth - 1
+        q = lambda: self.push(env, ty, d, lvl, False, level)  # noqa: E731
+        options = [
+            (3, lambda: f"push <{LEVELS[level]}> {self.atom(self.pull(env, ty, d, lvl, top))}"),
+            (4 if level > THREAD else 0, lambda: self.parts(env, ty, d, lvl, top, level)),
+            (1, lambda: f"mapPush (fn {(x := self.fresh('x'))} => "
+                        f"{self.scalar({**env, x: 'int'}, ty, d, THREAD)}) "
+                        f"{self.atom(self.push(env, 'int', d, lvl, top, level))}"),
+            (1, lambda: f"zipWithPush (fn {(x := self.fresh('x'))} => fn {(y := self.fresh('y'))} => "
+                        f"{self.scalar({**env, x: 'int', y: ty}, ty, d, THREAD)}) "
+                        f"{self.atom(self.pull(env, 'int', d, lvl, top))} "
+                        f"{self.atom(self.push(env, ty, d, lvl, top, level))}"),
+            (1, lambda: f"(if {self.bool_(env, d, lvl)} then {q()} else {q()})"),
+            (2, lambda: self.let_in(env, d, lvl, top, lambda e2: self.push(e2, ty, d, lvl, top, level))),
+        ]
+        return self.pick(options)
+
+    def parts(self, env, ty, depth, lvl, top, level) -> str:
+        """`concat`/`interleave` at `level` of parts built one level down."""
+        m = self.r.choice([1, 2, 3, 4, 5, 8, 16, 7, 32, 13])
+        src, p = self.fresh("src"), self.fresh("p")
+        arr = self.pull(env, ty, depth, lvl, top)
+        part = self.part({**env, p: f"[{ty}]"}, ty, depth, level - 1, p, m)
+        self.features.add(f"concat {LEVELS[level]}")
+        if self.r.random() < 0.7:
+            return (f"(let {src} = {arr} in concat {m} "
+                    f"(mapPull (fn {p} => {part}) (splitUp {m} {src})))")
+        ij = self.fresh("ij")
+        self.features.add(f"interleave {LEVELS[level]}")
+        return (f"(let {src} = {arr} in interleave {m} "
+                f"(fn {ij} => snd {ij} * (lengthPull {src} / {m}) + fst {ij}) "
+                f"(mapPull (fn {p} => {part}) (splitUp {m} {src})))")
+
+    def part(self, env, ty, depth, level, p, m) -> str:
+        """A `level` push array of exactly m elements, from part `p` (m elements)."""
+        if not self.spend(depth):
+            return f"push <{LEVELS[level]}> {p}"
+        d = depth - 1
+        divisors = [k for k in (1, 2, 3, 4, 8) if m % k == 0 and k < m]
+        options = [
+            (3, lambda: f"push <{LEVELS[level]}> {self.atom(self.same_length(env, ty, d, level, p, m))}"),
+            (2 if level > THREAD and divisors else 0, lambda: self.subparts(env, ty, d, level, p, m, divisors)),
+            (2, lambda: self.part_let(env, ty, d, level, p, m)),
+            (1, lambda: f"mapPush (fn {(x := self.fresh('x'))} => "
+                        f"{self.scalar({**env, x: ty}, ty, d, THREAD)}) {self.atom(self.part(env, ty, d, level, p, m))}"),
+            (1, lambda: f"(if {self.bool_(env, d, level)} then {self.part(env, ty, d, level, p, m)} "
+                        f"else {self.part(env, ty, d, level, p, m)})"),
+        ]
+        return self.pick(options)
+
+    def part_let(self, env, ty, depth, level, p, m) -> str:
+        v = self.fresh("v")
+        if self.r.random() < 0.7:
+            at = self.r.randint(0, level)
+            self.features.add(f"force {LEVELS[at]} in part")
+            value = f"force {self.atom(self.push(env, 'int', depth, level, False, at))}"
+            kind = "[int]"
+        elif self.r.random() < 0.5:
+            value = self.while_(env, "int", depth, level, False)
+            kind = "[int]"
+        else:
+            value, kind = self.int_(env, depth, level), "int"
+        body = self.part({**env, v: kind}, ty, depth, level, p, m)
+        return f"(let {v} = {value} in {body})"
+
+    def subparts(self, env, ty, depth, level, p, m, divisors) -> str:
+        m2 = self.r.choice(divisors)
+        q = self.fresh("p")
+        inner = self.part({**env, q: f"[{ty}]"}, ty, depth, level - 1, q, m2)
+        self.features.add(f"concat {LEVELS[level]}")
+        src = self.atom(self.same_length(env, ty, depth, level, p, m))
+        return f"concat {m2} (mapPull (fn {q} => {inner}) (splitUp {m2} {src}))"
+
+    def same_length(self, env, ty, depth, lvl, p, m) -> str:
+        """A pull array as long as p (m elements)."""
+        if not self.spend(depth):
+            return p
+        d = depth - 1
+        i, x, y = self.fresh("i"), self.fresh("x"), self.fresh("y")
+        options = [
+            (2, lambda: p),
+            (3, lambda: f"mapPull (fn {x} => {self.scalar({**env, x: ty}, ty, d, THREAD)}) "
+                        f"{self.atom(self.same_length(env, ty, d, lvl, p, m))}"),
+            (1, lambda: f"reverse {self.atom(self.same_length(env, ty, d, lvl, p, m))}"),
+            (2, lambda: f"generate {self.r.choice([str(m), f'(lengthPull {p})'])} "
+                        f"(fn {i} => {self.scalar({**env, i: 'int'}, ty, d, THREAD)})"),
+            (1, lambda: f"zipWith (fn {x} => fn {y} => {self.scalar({**env, x: ty, y: ty}, ty, d, THREAD)}) "
+                        f"{self.atom(self.same_length(env, ty, d, lvl, p, m))} {p}"),
+            (1, lambda: f"(if {self.bool_(env, d, lvl)} then {self.same_length(env, ty, d, lvl, p, m)} "
+                        f"else {self.same_length(env, ty, d, lvl, p, m)})"),
+            (1, lambda: f"force {self.atom(self.part_push(env, ty, d, lvl, p, m))}"),
+        ]
+        return self.pick(options)
+
+    def part_push(self, env, ty, depth, lvl, p, m) -> str:
+        level = self.r.randint(0, lvl)
+        self.features.add(f"force {LEVELS[level]} in part")
+        return self.part(env, ty, depth, level, p, m)
+
+    # -- the entry point
+
+    def top(self, env, depth) -> str:
+        """The body of an entry: lets at grid level, then the result."""
+        if self.r.random() < 0.55 and self.fuel > 0:
+            v = self.fresh("t")
+            kind = self.r.choice(["fold", "force", "force", "while", "pull", "scalar"])
+            if kind == "fold":
+                value, t = self.fold(env, "int", depth - 1, GRID), "int"
+            elif kind == "force":
+                level = self.r.choice([GRID, GRID, BLOCK, WARP, THREAD])
+                value, t = f"force {self.atom(self.push(env, 'int', depth - 1, GRID, True, level))}", "[int]"
+                self.features.add(f"force {LEVELS[level]}")
+            elif kind == "while":
+                value, t = self.while_(env, "int", depth - 1, GRID, True), "[int]"
+            elif kind == "pull":
+                value, t = self.pull(env, "int", depth - 1, GRID, True), "[int]"
+            else:
+                t = self.elem_type()
+                value = self.scalar(env, t, depth - 1, GRID)
+            return f"let {v} = {value}\n  in {self.top({**env, v: t}, depth)}"
+        ty = self.elem_type()
+        kind = self.r.choice(["push", "push", "push", "pull", "scalar"])
+        if kind == "push":
+            return self.push(env, ty, depth, GRID, True, GRID)
+        if kind == "pull":
+            return self.pull(env, ty, depth, GRID, True)
+        return self.scalar(env, ty, depth, GRID)
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+HARDWARE = [(32, 256), (32, 64), (8, 32), (3, 12), (6, 24), (4, 64), (12, 48), (5, 5), (16, 128), (2, 6)]
+
+
+def generate_case(seed: int) -> Case:
+    """The random case for `seed` (deterministic)."""
+    r = random.Random(seed)
+    doubles = r.random() < 0.3
+    g = Gen(r, doubles)
+    g.fuel = r.choice([20, 40, 60, 90])
+    env = {"k": "int", "arr": "[int]"}
+    params = ["k", "arr"]
+    if doubles:
+        env["darr"] = "[double]"
+        params.append("darr")
+    depth = r.choice([3, 4, 5, 6])
+    body = g.top(env, depth)
+    name = r.choice(AWKWARD_NAMES) if r.random() < 0.04 else f"f{seed}"
+    source = f"fun {name} {' '.join(params)} =\n  {body}\n"
+    warp, block = r.choice(HARDWARE)
+    groups = r.choice([1, 2, 3, 5, 1024, 1024])
+    n = r.choice([0, 1, 2, 3, 5, 7, 8, 16, 31, 32, 33, 64, 100, 129, 200])
+    vals = [r.randint(-50, 50) if r.random() < 0.9 else r.randint(-2 ** 31, 2 ** 31 - 1) for _ in range(n)]
+    args = [str(r.randint(0, 9)), "[" + ", ".join(map(str, vals)) + "]"]
+    if doubles:
+        dn = r.choice([0, 1, 5, 17, 64, 100])
+        args.append("[" + ", ".join(repr(round(r.uniform(-10, 10), 3)) for _ in range(dn)) + "]")
+    return Case(seed, source, name, args, block, warp, groups, sorted(g.features))

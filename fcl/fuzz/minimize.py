@@ -1,0 +1,136 @@
+"""Shrinking a failing case to a small program that fails the same way.
+
+Greedy reduction over the AST of the entry's body: replace a subexpression
+by one of its own subexpressions, or by a literal, keep the change when the
+program still type-checks and the runner gives the same verdict; then try
+shorter arguments.  Bounded by `attempts` runs.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from fcl.fuzz.gen import Case
+from fcl.syntax import ast as A
+
+
+def subexprs(e: A.Expr):
+    """(path, node) for every subexpression of e, outermost first; a path is a
+    tuple of (field name, tuple index or None) steps."""
+    out = [((), e)]
+    for f in dataclasses.fields(e):
+        v = getattr(e, f.name)
+        if isinstance(v, A.Expr):
+            out += [(((f.name, None),) + p, x) for p, x in subexprs(v)]
+        elif isinstance(v, tuple):
+            for i, x in enumerate(v):
+                if isinstance(x, A.Expr):
+                    out += [(((f.name, i),) + p, y) for p, y in subexprs(x)]
+    return out
+
+
+def children(e: A.Expr) -> list[A.Expr]:
+    out = []
+    for f in dataclasses.fields(e):
+        v = getattr(e, f.name)
+        if isinstance(v, A.Expr):
+            out.append(v)
+        elif isinstance(v, tuple):
+            out += [x for x in v if isinstance(x, A.Expr)]
+    return out
+
+
+def replace_at(e: A.Expr, path, new: A.Expr) -> A.Expr:
+    if not path:
+        return new
+    (name, i), rest = path[0], path[1:]
+    v = getattr(e, name)
+    if i is None:
+        return dataclasses.replace(e, **{name: replace_at(v, rest, new)})
+    items = list(v)
+    items[i] = replace_at(items[i], rest, new)
+    return dataclasses.replace(e, **{name: tuple(items)})
+
+
+def _entry_decl(program: A.Program, entry: str):
+    for k in range(len(program.decls) - 1, -1, -1):
+        d = program.decls[k]
+        if isinstance(d, A.Val) and d.name == entry:
+            return k, d
+    raise LookupError(entry)
+
+
+def candidates(body: A.Expr):
+    """Smaller bodies: each subexpression replaced by a child or a literal."""
+    for path, node in subexprs(body):
+        for c in children(node):
+            yield replace_at(body, path, c)
+        if not isinstance(node, (A.IntLit, A.BoolLit, A.Var)):
+            yield replace_at(body, path, A.IntLit(0))
+            yield replace_at(body, path, A.BoolLit(True))
+
+
+def minimize(case: Case, status: str, runner, attempts: int = 300) -> Case:
+    """The smallest variant of `case` found that still gets verdict `status`."""
+    import fcl
+    from fcl.syntax import parse_program
+
+    def same(c: Case) -> bool:
+        try:
+            fcl.load(c.source)
+        except fcl.FCLError:
+            return False
+        return runner.run(c)["status"] == status
+
+    best = case
+    left = attempts
+    improved = True
+    while improved and left > 0:
+        improved = False
+        program = parse_program(best.source, "fuzz.fcl")
+        _, d = _entry_decl(program, best.entry)
+        body = _body(d.value)
+        size = len(subexprs(body))
+        for cand in candidates(body):
+            if len(subexprs(cand)) >= size:
+                continue
+            trial = dataclasses.replace(best, source=source_with_for(best, cand))
+            left -= 1
+            if same(trial):
+                best, improved = trial, True
+                break
+            if left <= 0:
+                break
+    for k, a in enumerate(best.args):          # shorter arrays
+        if a.startswith("[") and "," in a and left > 0:
+            items = a[1:-1].split(",")
+            for n in (0, 1, len(items) // 2):
+                args = list(best.args)
+                args[k] = "[" + ",".join(items[:n]) + "]"
+                trial = dataclasses.replace(best, args=args)
+                left -= 1
+                if same(trial):
+                    best = trial
+                    break
+    return best
+
+
+def _body(v: A.Expr) -> A.Expr:
+    while isinstance(v, A.Lam):
+        v = v.body
+    return v
+
+
+def _with_body(v: A.Expr, body: A.Expr) -> A.Expr:
+    if isinstance(v, A.Lam):
+        return dataclasses.replace(v, body=_with_body(v.body, body))
+    return body
+
+
+def source_with_for(case: Case, body: A.Expr) -> str:
+    from fcl.syntax import parse_program
+    from fcl.syntax.pretty import print_decl
+    program = parse_program(case.source, "fuzz.fcl")
+    k, d = _entry_decl(program, case.entry)
+    decls = list(program.decls)
+    decls[k] = dataclasses.replace(d, value=_with_body(d.value, body))
+    return "\n".join(print_decl(x) for x in decls) + "\n"

@@ -1,0 +1,101 @@
+"""The child process of the differential tester: runs cases, one JSON line each.
+
+Reads a JSON case per line on stdin; for each, prints `phase <name>` lines as
+it goes (so the parent can tell a slow evaluator from a compiler that hangs)
+and then one `result <json>` line: {"status", "detail"}.  Run in its own
+process so that a segfaulting OpenCL driver or a hang costs one case only.
+Under Oclgrind (`--oclgrind`) every pyopencl buffer is kept alive (see
+tests/test_oclgrind.py) and the log's growth during a case is its verdict.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+
+
+def keep_buffers():
+    import pyopencl as cl
+    kept = []
+
+    class KeptBuffer(cl.Buffer):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            kept.append(self)
+    cl.Buffer = KeptBuffer
+
+
+def phase(name: str):
+    print(f"phase {name}", flush=True)
+
+
+def located(e) -> bool:
+    from fcl.errors import NO_SOURCE
+    return e.span is not None and e.span.source is not NO_SOURCE
+
+
+def run_case(case: dict, device: str | None) -> dict:
+    import fcl
+    from fcl.errors import CompilerBug, EvalError, FCLError, ParseError, TypeCheckError
+    from fcl.program import value_type
+    from fcl.values import format_value, parse_arg, values_equal
+
+    hw = dict(block_size=case["block_size"], warp_size=case["warp_size"], num_groups=case["num_groups"])
+    phase("check")
+    try:
+        prog = fcl.load(case["source"], name=case.get("name", "fuzz.fcl"))
+    except (ParseError, TypeCheckError) as e:
+        return {"status": "invalid", "detail": e.render()}
+    values = [parse_arg(a, position=k + 1) for k, a in enumerate(case["args"])]
+    phase("eval")
+    try:
+        expected = prog.evaluate(case["entry"], *values, **hw)
+    except EvalError as e:
+        return {"status": "skip", "detail": e.message}
+    except FCLError as e:
+        return {"status": "skip", "detail": e.render()}
+    except RecursionError:
+        return {"status": "skip", "detail": "evaluator recursion"}
+    phase("compile")
+    try:
+        kernel = prog.compile(case["entry"], device=device, **hw)
+        kernel.specialise(tuple(value_type(v) for v in prog.coerce(case["entry"], list(values))))
+        phase("run")
+        actual = kernel(*values)
+    except CompilerBug as e:
+        return {"status": "crash", "detail": f"internal compiler error: {e}"}
+    except FCLError as e:
+        if located(e):
+            return {"status": "refused", "detail": e.render()}
+        return {"status": "unlocated", "detail": e.render()}
+    except Exception as e:  # noqa: BLE001 - every other exception is a bug to report
+        tb = traceback.format_exc(limit=6)
+        return {"status": "crash", "detail": f"{type(e).__name__}: {str(e)[:2000]}\n{tb[-3000:]}"}
+    if values_equal(expected, actual):
+        return {"status": "ok", "detail": ""}
+    return {"status": "mismatch",
+            "detail": f"device {format_value(actual)[:400]}\nevaluator {format_value(expected)[:400]}"}
+
+
+def main():
+    oclgrind = "--oclgrind" in sys.argv
+    device = "Oclgrind" if oclgrind else None
+    if oclgrind:
+        keep_buffers()
+    log_path = os.environ.get("OCLGRIND_LOG", "")
+    for line in sys.stdin:
+        case = json.loads(line)
+        before = os.path.getsize(log_path) if oclgrind and os.path.exists(log_path) else 0
+        result = run_case(case, device)
+        if oclgrind and os.path.exists(log_path) and os.path.getsize(log_path) > before:
+            with open(log_path, encoding="utf-8", errors="replace") as f:
+                f.seek(before)
+                log = f.read().strip()
+            if log and result["status"] in ("ok", "mismatch"):
+                result = {"status": "oclgrind", "detail": log[:3000]}
+        print("result " + json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
