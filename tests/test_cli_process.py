@@ -31,7 +31,7 @@ def interrupt_after(proc, seconds: float) -> tuple[float, str]:
 
 @pytest.mark.parametrize("args", [
     ["bench", "examples/reverse.fcl", "-e", "revDistribute", "256", "iota:1000000", "--repeat", "1000000"],
-    ["run", "examples/reverse.fcl", "-e", "revDistribute", "256", "iota:20000000"],
+    ["run", "examples/reverse.fcl", "-e", "revDistribute", "256", "iota:300000000"],
     ["test"] + sorted(os.path.join("examples", f) for f in os.listdir(os.path.join(REPO, "examples"))
                       if f.endswith(".fcl")) * 20,
 ], ids=["bench", "run", "test"])
@@ -45,7 +45,7 @@ def test_ctrl_c_stops_promptly_with_one_line(repo_env, args):
 
 def test_eval_into_a_closed_pipe_ends_quietly(repo_env):
     env = dict(repo_env)
-    proc = subprocess.run(f"{sys.executable} -m fcl.cli eval examples/reverse.fcl -e revDistribute 4 "
+    proc = subprocess.run(f"{sys.executable} -m fcl.cli eval examples/reverse.fcl -e revDistribute 4 --full "
                           f"iota:200000 | head -c 20; exit ${{PIPESTATUS[0]}}", shell=True,
                           executable="/bin/bash", cwd=REPO, env=env, capture_output=True, text=True,
                           timeout=300)
