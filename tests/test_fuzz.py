@@ -11,12 +11,14 @@
 """
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import fcl
 from fcl.fuzz.gen import Case, generate_case
 from fcl.fuzz.runner import PASSING, run_many
 from fcl.runtime.oclgrind import oclgrind_available
+from fcl.values import values_equal
 
 SEEDS = range(240)
 MIN_CASES = 200
@@ -89,18 +91,23 @@ def test_warp_level_barrier_under_a_condition_on_oclgrind():
 
 def test_nested_lets_and_maps_compile_to_small_code():
     """Class 10: a value used twice at each of 30 levels (lets at a kernel's top, maps
-    in per-element code) is named once per level, not copied: 3^30 copies otherwise."""
+    in per-element code, host-computable lets that may be sizes) is named once per level, not copied: 3^30 copies otherwise."""
     depth = 30
     lets = "let s0 = index arr 0 in " + " ".join(f"let s{k} = s{k - 1} * s{k - 1} + s{k - 1} in"
                                                   for k in range(1, depth + 1))
     maps = "arr"
     for _ in range(depth):
         maps = f"mapPull (fn x => x * x + x) ({maps})"
+    host = "let h0 = n in " + " ".join(f"let h{k} = h{k - 1} * h{k - 1} + h{k - 1} in" for k in range(1, depth + 1))
     prog = fcl.load(f"fun chainTop arr = {lets} push <grid> (generate 4 (fn i => s{depth} + i))\n"
-                    f"fun chainMap arr = push <grid> ({maps})\n")
-    for entry in ("chainTop", "chainMap"):
+                    f"fun chainMap arr = push <grid> ({maps})\n"
+                    f"fun chainHost n arr = {host} push <grid> (generate (min 4 (max 1 h{depth})) (fn i => h{depth} + i))\n")
+    for entry in ("chainTop", "chainMap", "chainHost"):
         source = prog.compile(entry).opencl_source
         assert len(source) < 20000, (entry, len(source))
+    if _device_available():     # host-computable chains are host variables: computed once, on the host
+        args = (3, np.arange(4, dtype=np.int32))
+        assert values_equal(prog.compile("chainHost")(*args), prog.evaluate("chainHost", *args))
 
 
 # ---------------------------------------------------------------- bad input never crashes

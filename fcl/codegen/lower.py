@@ -129,6 +129,17 @@ class Builder:
                 and not any(isinstance(x, (K.Load, K.HwId)) or (isinstance(x, K.Call) and x.fn not in HOST_CALLS)
                             for x in K.walk_expr(e)))
 
+    def host_scalar(self, e: K.Expr) -> K.Var:
+        """A host variable set to the host-computable int `e` before the next launch
+        and passed to the kernels that use it (a shared size or scalar is computed
+        once, not copied into every use)."""
+        name = self.fresh("hs")
+        self.params.add(name)
+        if not self.dry:
+            self.host.append(P.SetVar(name, e, size=False))
+            self.host_vars.append(K.Param(name, "int"))
+        return K.Var("int", name)
+
     def fresh(self, prefix: str) -> str:
         self.counter += 1
         return f"{prefix}{self.counter}"
@@ -245,11 +256,12 @@ class Ctx:
         kernel boundary is carried across it (`carry_scalars`)."""
         if isinstance(v, SPair):
             return SPair(self.share(v.a), self.share(v.b))
-        if not isinstance(v, SScalar) or isinstance(v.e, (K.Const, K.Var, K.HwId)) \
-                or self.b.host_computable(v.e):
+        if not isinstance(v, SScalar) or isinstance(v.e, (K.Const, K.Var, K.HwId)):
             return v
         if sum(1 for _ in K.walk_expr(v.e)) < SHARE_MIN:
             return v
+        if self.b.host_computable(v.e) and v.e.ty == "int":
+            return SScalar(self.b.host_scalar(v.e))     # stays host-computable: may be a size
         name = self.b.fresh("sh")
         self.emit(K.Let(name, v.e))
         return SScalar(K.Var(v.e.ty, name))
@@ -998,6 +1010,7 @@ def _host_while(ctx, cond, step, bufs, n) -> SPull:
 
 def hoist_allocs(b: Builder, stmts: list, varying: set) -> list:
     """Take out of `stmts` (a loop's) the allocations whose size does not change in the loop."""
+    varying = varying | {s.var for s in P.walk(stmts) if isinstance(s, P.SetVar)}
     out = [s for s in stmts if isinstance(s, P.Alloc) and not K.free_params(b.bufs[s.buffer].size) & varying]
     stmts[:] = [s for s in stmts if s not in out]
     return out

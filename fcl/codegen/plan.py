@@ -8,7 +8,7 @@ host code).  A `Plan` holds the entry's arguments, the host scalars
 buffers, the kernels and the host program `body`, a sequence of:
 
 * `Alloc(buffer)`: allocate a global buffer (its size is a host expression);
-* `SetVar(var, expr)`: set a host scalar;
+* `SetVar(var, expr, size)`: set a host int scalar (a length when `size`);
 * `Bind(alias, buffer)` / `Swap(a, b)`: point an alias at a buffer, exchange
   two aliases (the ping-pong buffers of a grid-level `while`);
 * `Launch(kernel, groups, uses)`: run a kernel on min(#NumGroups, max(1,
@@ -147,6 +147,7 @@ class Alloc(HostStmt):
 class SetVar(HostStmt):
     var: str
     expr: K.Expr
+    size: bool = True       # a length (never negative); False: any int scalar
 
 
 @dataclass(frozen=True)

@@ -169,7 +169,13 @@ class Launcher:
                             "(the step of an empty array is empty again)", span)
 
     def do_SetVar(self, s: P.SetVar, st: State):
-        st.env[s.var] = self.size_of(s.expr, st.env, "a while loop")
+        if s.size:
+            st.env[s.var] = self.size_of(s.expr, st.env, "a while loop")
+            return
+        try:
+            st.env[s.var] = K.eval_host(s.expr, st.env)
+        except ZeroDivisionError:
+            raise ArgumentError("a value computed on the host divides by zero for these arguments") from None
 
     def do_Bind(self, s: P.Bind, st: State):
         st.bind[s.alias] = s.buffer

@@ -77,7 +77,7 @@ class Ranges:
                 env[a.length] = NONNEG
         for s in P.walk(plan.body):
             if isinstance(s, (P.SetVar, P.ReadScalar)):
-                env[s.var] = NONNEG if isinstance(s, P.SetVar) else FULL
+                env[s.var] = NONNEG if isinstance(s, P.SetVar) and s.size else FULL
         bs, ng = plan.block_size, plan.num_groups
         env.update({"%lid": Interval(0, bs - 1), "%wid": Interval(0, max(1, bs // plan.warp_size) - 1),
                     "%lane": Interval(0, min(bs, plan.warp_size) - 1), "%group_id": Interval(0, ng - 1),
