@@ -859,7 +859,7 @@ def _dynamic_while(ctx, cond, step, bufs, base, n, level) -> SPull:
     ty = cur.ty or other.ty or "int"
     cur.ty = other.ty = ty
     b = ctx.b
-    final = _host_final_length(ctx, cond, step, n, level, ty)
+    final = _host_final_length(ctx, cond, step, n, level, ty, cur.name)
     length, pc, po = b.fresh("len"), b.fresh("cur"), b.fresh("nxt")
     space = cur.space
     ctx.emit(K.DeclVar(length, n))
@@ -899,7 +899,7 @@ def _dynamic_while(ctx, cond, step, bufs, base, n, level) -> SPull:
     return reader(pc, base, final if final is not None else K.Var("int", length), lambda: ty)
 
 
-def _host_final_length(ctx, cond, step, n, level, ty):
+def _host_final_length(ctx, cond, step, n, level, ty, origin: str):
     """When a while's condition and step lengths read only the length, and its first
     length is known to the host, the host runs the same loop over lengths alone before
     the launch: the length after the loop becomes a host scalar (so later forces and
@@ -924,7 +924,7 @@ def _host_final_length(ctx, cond, step, n, level, ty):
         return None
     b.params.add(var.name)
     b.host_vars.append(K.Param(var.name, "int"))
-    b.host += [P.SetVar(var.name, n), P.Loop((), c, (P.SetVar(var.name, nxt.n),))]
+    b.host += [P.SetVar(var.name, n), P.Loop((), c, (P.SetVar(var.name, nxt.n),), var.name, origin)]
     return var
 
 
@@ -1470,7 +1470,7 @@ def assemble(b: Builder, name, args, params, result: P.Result, hw) -> P.Plan:
                 s = P.Launch(k.name, tuple(grid_groups(b, k.body, hw["#BlockSize"])),
                              P.kernel_uses(k, buffers, all_params))
             elif isinstance(s, P.Loop):
-                s = P.Loop(resolve(s.head), s.cond, resolve(s.body))
+                s = dataclasses.replace(s, head=resolve(s.head), body=resolve(s.body))
             out.append(s)
         return tuple(out)
 

@@ -180,12 +180,24 @@ class Loop(HostStmt):
     head: tuple[HostStmt, ...]
     cond: K.Expr
     body: tuple[HostStmt, ...]
+    length: str = ""        # set when the loop runs over this length alone (a device while's
+    origin: str = ""        # sizes, that while's buffer): a length seen twice repeats forever
 
 
 @dataclass(frozen=True)
 class CheckSteps(HostStmt):
     buffer: str
     loops: tuple[str, ...]
+
+
+def never_ends(length: int) -> str:
+    """Why a while whose condition and steps read only its length never ends: the
+    length came back to `length` with the condition still holding."""
+    if length == 0:
+        return ("while never terminates: the array is empty and the condition still holds "
+                "(the step of an empty array is empty again)")
+    return (f"while never terminates: the array's length comes back to {length} "
+            "and the condition still holds")
 
 
 # A device-side (block, warp or thread level) while stops after this many steps

@@ -241,10 +241,17 @@ class MethodPrinter:
                      f"[{', '.join(args)}])")
 
     def py_Loop(self, s: P.Loop, d: int):
+        if s.length:
+            self.emit(d, f"_seen_{s.length} = set()")
         self.emit(d, f"for _step in range({MAX_HOST_ITERATIONS}):")
         self.stmts(s.head, d + 1)
         self.emit(d + 1, f"if not {py_expr(s.cond)}:")
         self.emit(d + 2, "break")
+        if s.length:        # the loop runs over this length alone: a length seen twice repeats forever
+            self.emit(d + 1, f"if {s.length} in _seen_{s.length}:")
+            self.emit(d + 2, "raise RuntimeError('a while on the device does not terminate for these arguments: '")
+            self.emit(d + 3, f"f'the length of its array comes back to {{{s.length}}} and its condition still holds')")
+            self.emit(d + 1, f"_seen_{s.length}.add({s.length})")
         self.stmts(s.body, d + 1)
         self.emit(d, "else:")
         self.emit(d + 1, "raise RuntimeError('a grid-level while does not seem to terminate')")

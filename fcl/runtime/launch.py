@@ -202,10 +202,16 @@ class Launcher:
         st.events.append((k.name, cl.enqueue_nd_range_kernel(self.queue, kernel, (groups * bs,), (bs,))))
 
     def loop(self, s: P.Loop, st: State):
+        seen = set()
         for _ in range(MAX_HOST_ITERATIONS):
             self.exec(s.head, st)
             if not K.eval_host(s.cond, st.env):
                 return
+            if s.length:
+                n = st.env[s.length]
+                if n in seen:
+                    raise EvalError(P.never_ends(n), self.spans.get(s.origin))
+                seen.add(n)
             self.exec(s.body, st)
         raise ArgumentError(f"a grid-level while ran {MAX_HOST_ITERATIONS} steps without its condition "
                             f"becoming false; it does not seem to terminate for these arguments")
