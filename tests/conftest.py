@@ -7,7 +7,8 @@
 * `--update-golden`: golden-file tests rewrite their expected files instead
   of comparing (fixture `update_golden`).
 * Every compilation in the suite runs the kernel-IR verifier after each pass
-  (FCL_VERIFY_PASSES=1).
+  (FCL_VERIFY_PASSES=1), and kernels are built with -cl-opt-disable
+  (FCL_BUILD_OPTIONS; `FCL_BUILD_OPTIONS= pytest` builds them optimised).
 """
 import os
 from pathlib import Path
@@ -16,6 +17,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("FCL_VERIFY_PASSES", "1")
+# PoCL builds unoptimised kernels about ten times faster (a cold build is seconds
+# otherwise, and the suite builds about two thousand); test_codegen's
+# test_optimised_builds_agree and `bench/run.py --quick` in CI build optimised.
+os.environ.setdefault("FCL_BUILD_OPTIONS", "-cl-opt-disable")
 
 
 def pytest_addoption(parser):

@@ -157,6 +157,29 @@ def test_compiled_matches_evaluator(c):
     assert values_equal(expected, result), f"device gave {show(result)}, evaluator {show(expected)}"
 
 
+def _optimised_params():
+    """The first case of each file with test blocks, at the default block size."""
+    out, seen = [], set()
+    for c in _device_params():
+        path, case, bs = c.values[0]
+        if bs == DEFAULT_BLOCK_SIZE and path not in seen:
+            seen.add(path)
+            out.append(pytest.param(path, case, id=f"{Path(path).name}:{case.line}:{case.entry}"))
+    return out
+
+
+@needs_device
+@pytest.mark.parametrize("path,case", _optimised_params())
+def test_optimised_builds_agree(path, case, monkeypatch):
+    """The suite builds kernels unoptimised (conftest); here one case per file is built
+    with the device compiler's optimiser on, as users run them."""
+    monkeypatch.setenv("FCL_BUILD_OPTIONS", "")
+    fresh = fcl.load_file(path)         # its own build and launcher caches
+    result = fresh.compile(case.entry)(*args_of(case))
+    expected = evaluated(path, case, DEFAULT_BLOCK_SIZE)
+    assert values_equal(expected, result), f"device gave {show(result)}, evaluator {show(expected)}"
+
+
 # ---------------------------------------------------------------- many sizes
 
 SIZES = (0, 1, 2, 5, 31, 32, 33, 63, 100, 255, 256, 257, 1000, 1537)

@@ -178,6 +178,20 @@ def get_queue(device):
     return _queues[device]
 
 
+def build_options(device) -> tuple[str, ...]:
+    """OpenCL build options for FCL's kernels on `device`: float division and sqrt
+    correctly rounded (as the evaluator computes them); unoptimised on Oclgrind,
+    which cannot run some intrinsics clang's optimiser emits (llvm.abs) and whose
+    uninitialised-value check trips on `freeze`; then the options in the
+    environment variable FCL_BUILD_OPTIONS (`-cl-opt-disable` makes PoCL build a
+    kernel about ten times faster: the test suite sets it)."""
+    options = P.BUILD_OPTIONS
+    if _is_oclgrind(device):
+        options = options + ("-cl-opt-disable",)
+    extra = tuple(os.environ.get("FCL_BUILD_OPTIONS", "").split())
+    return options + tuple(x for x in extra if x not in options)
+
+
 def build_program(context, source: str, options: tuple = ()):
     """Build `source` for the context's device, once; CompilerBug with the saved
     source path and the build log when it does not build."""

@@ -21,7 +21,6 @@ from fcl.errors import ArgumentError, CompileError, CompilerBug, EvalError
 from fcl.runtime import device as D
 
 DTYPES = {"int": np.int32, "float": np.float32, "double": np.float64, "bool": np.uint8}
-BUILD_OPTIONS = ("-cl-fp32-correctly-rounded-divide-sqrt",)
 MAX_HOST_ITERATIONS = 1 << 20
 
 
@@ -49,11 +48,7 @@ class Launcher:
         self.spans = spans or {}
         self.context = D.get_context(device)
         self.queue = D.get_queue(device)
-        options = BUILD_OPTIONS
-        if "oclgrind" in device.platform.name.lower():
-            # Oclgrind cannot run some intrinsics clang's optimiser emits (llvm.abs)
-            # and its uninitialised-value check trips on `freeze`: build unoptimised.
-            options = options + ("-cl-opt-disable",)
+        options = D.build_options(device)
         self.limits = D.device_limits(device)
         for k in plan.kernels:      # before the build: a device compiler refuses oversized static arrays
             self.local_sizes(k, {}, static_only=True)
