@@ -98,9 +98,8 @@ class Rig:
     # ------------------------------------------------------------ hand-written OpenCL
 
     def build(self, source: str):
-        options = ("-cl-opt-disable",) if "oclgrind" in self.device.platform.name.lower() else ()
-        try:
-            return D.build_program(self.context, (S.KERNELS / source).read_text(), options)
+        try:        # FCL's own options (FCL_BUILD_OPTIONS too): both sides are built alike
+            return D.build_program(self.context, (S.KERNELS / source).read_text(), D.build_options(self.device))
         except CompilerBug as e:       # its message says "generated OpenCL C"; this is ours
             raise RuntimeError(f"bench/kernels/{source} does not build on "
                                f"{D.describe_device(self.device)}:{str(e).split('build log:', 1)[-1]}") from None

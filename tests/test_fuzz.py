@@ -62,6 +62,7 @@ def test_generator_covers_every_construct():
 
 
 @pytest.mark.skipif(not _device_available(), reason="no OpenCL device")
+@pytest.mark.timeout(900)       # each case has its own limit; a loaded machine builds slowly
 def test_random_programs_agree_with_the_evaluator():
     results = run_many((generate_case(s) for s in SEEDS), jobs=2, timeout=30)
     assert len(results) >= MIN_CASES
