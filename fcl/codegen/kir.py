@@ -718,6 +718,10 @@ def _format_head(s: Stmt) -> str:
         return f"parfor<{s.level}> {s.var} < {format_expr(s.count)}"
     if isinstance(s, PartFor):
         return f"partfor<{s.level}> {s.var} < {format_expr(s.count)}"
+    if isinstance(s, For):
+        unroll = "  (unroll)" if s.unroll else ""
+        return (f"for {s.var} = {format_expr(s.start)}; {s.var} lt {format_expr(s.stop)}; "
+                f"{s.var} += {format_expr(s.step)}{unroll}")
     if isinstance(s, If):
         return f"if {format_expr(s.cond)}"
     if isinstance(s, Loop):

@@ -24,6 +24,7 @@ from fcl.codegen.passes.map_hw import map_hardware
 from fcl.codegen.passes.simplify import simplify
 from fcl.codegen.passes.skew import skew_local_memory
 from fcl.codegen.passes.strength import mark_no_wrap, strength_reduce
+from fcl.codegen.passes.unroll import unroll_loops
 from fcl.codegen.passes.unvirtualise import unvirtualise
 from fcl.errors import ArgumentError
 
@@ -49,6 +50,8 @@ PIPELINE: tuple[Pass, ...] = (
                  "lane stride: no bank conflicts", skew_local_memory),
     Pass("licm", "loop-invariant index arithmetic computed once before its loop (shared when repeated)",
          hoist_invariants),
+    Pass("unroll", "loops of at most 16 iterations with a constant step whose trip count the ranges bound "
+                   "-> straight-line copies (guarded where a work-item may run fewer)", unroll_loops),
     Pass("strength", "x / y and x % y as C operators where x >= 0 and y >= 1 (range analysis); "
                      "by 2^k as shifts and masks; comparisons the ranges decide folded", strength_reduce),
     Pass("simplify", "constant and copy propagation, common lets, constant branches, dead lets", simplify),

@@ -163,14 +163,17 @@ def _key(e: K.Expr) -> str | None:
     return f"%{e.name}" if isinstance(e, K.HwId) else None
 
 
-def rewrite_kernels(plan: P.Plan, f) -> P.Plan:
+def rewrite_kernels(plan: P.Plan, f=None, fs=None) -> P.Plan:
     """Every kernel with f(node, ranges) applied to each expression node bottom-up,
-    with the range facts of the point where the expression is evaluated."""
+    with the range facts of the point where the expression is evaluated; and
+    fs(stmt, ranges) to each statement once its parts are rewritten, with the facts
+    in scope where it starts (it returns a statement or a tuple of them)."""
     base = Ranges.for_plan(plan)
+    f = f or (lambda node, r: node)
     kernels = []
     for k in plan.kernels:
         mutable = frozenset(s.var for s in K.walk_stmts(k.body) if isinstance(s, (K.DeclVar, K.Assign)))
-        kernels.append(dataclasses.replace(k, body=_block(k.body, Ranges(plan, base.env, mutable), f)))
+        kernels.append(dataclasses.replace(k, body=_block(k.body, Ranges(plan, base.env, mutable), f, fs)))
     kernels = tuple(kernels)
     return dataclasses.replace(plan, kernels=kernels)
 
@@ -179,7 +182,7 @@ def _expr(e: K.Expr, r: Ranges, f) -> K.Expr:
     return K.map_expr(lambda node: f(node, r), e)
 
 
-def _block(stmts, r: Ranges, f) -> tuple:
+def _block(stmts, r: Ranges, f, fs=None) -> tuple:
     out = []
     for s in stmts:
         if isinstance(s, K.For):
@@ -187,7 +190,7 @@ def _block(stmts, r: Ranges, f) -> tuple:
             inner = r.child()
             lo, hi, st = r.of(start), r.of(stop), r.of(step)
             inner.env[s.var] = Interval(lo.lo, max(lo.lo, hi.hi - 1)) if st.positive() else FULL
-            s = dataclasses.replace(s, start=start, stop=stop, step=step, body=_block(s.body, inner, f))
+            s = dataclasses.replace(s, start=start, stop=stop, step=step, body=_block(s.body, inner, f, fs))
         elif isinstance(s, K.Let):
             s = K.Let(s.var, _expr(s.expr, r, f))
             r.env[s.var] = r.of(s.expr)
@@ -196,12 +199,13 @@ def _block(stmts, r: Ranges, f) -> tuple:
             r.env[s.var] = FULL
         elif isinstance(s, K.If):
             cond = _expr(s.cond, r, f)
-            s = K.If(cond, _block(s.then, r.refined(cond), f), _block(s.else_, r.child(), f))
+            s = K.If(cond, _block(s.then, r.refined(cond), f, fs), _block(s.else_, r.child(), f, fs))
         elif isinstance(s, K.Loop):
             inner = r.child()
-            head = _block(s.head, inner, f)
-            s = K.Loop(head, _expr(s.cond, inner, f), _block(s.body, inner, f))
+            head = _block(s.head, inner, f, fs)
+            s = K.Loop(head, _expr(s.cond, inner, f), _block(s.body, inner, f, fs))
         else:
             s = K.map_stmts(lambda x: x, lambda node: f(node, r), (s,))[0]
-        out.append(s)
+        result = fs(s, r) if fs else s
+        out.extend(result if isinstance(result, tuple) else (result,))
     return tuple(out)

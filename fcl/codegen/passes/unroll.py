@@ -1,0 +1,120 @@
+"""The `unroll` pass: loops with a small trip count known at compile time become straight-line code.
+
+After `map_hw`, a block's elements run in `for (i = lid; i < 2048; i += 256)`
+and a thread's in `for (i = 0; i < 8; i++)`.  When the step is a positive
+constant and the range analysis bounds the start and the stop, every
+work-item runs between `lo` and `hi` iterations (the same for all when the
+stop is a multiple of the step away from every start).  Where hi <= MAX_TRIPS
+and the copies stay small (MAX_STATEMENTS), the loop becomes hi copies of
+its body, copy k preceded by `let i_k = start + k * step`; copies k >= lo
+are guarded by `if (i_k < stop)`.  The names the body defines are renamed in
+each copy (names stay unique in a kernel).  Independent loads of the copies
+can then be in flight together (the target compiler rarely unrolls a loop
+whose start is the local id).  A body with a barrier is unrolled only when
+no copy needs a guard (the trip count is then the same for every
+work-item, as the barrier already requires).  Not here: partial unrolling
+of long loops, loops whose step is not a constant (the grid-stride loops).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from fcl import scalars as S
+from fcl.codegen import kir as K
+from fcl.codegen import plan as P
+from fcl.codegen.passes.ranges import Ranges, rewrite_kernels
+
+MAX_TRIPS = 16          # copies at most
+MAX_STATEMENTS = 256    # statements in all the copies together
+
+
+def unroll_loops(plan: P.Plan) -> P.Plan:
+    kernels = []
+    for k in plan.kernels:
+        names = _Names(k)
+        one = dataclasses.replace(plan, kernels=(k,))
+        kernels.append(rewrite_kernels(one, fs=lambda s, r: _unroll(s, r, names)).kernels[0])
+    return dataclasses.replace(plan, kernels=tuple(kernels))
+
+
+class _Names:
+    """Fresh names for one kernel (unique across it)."""
+
+    def __init__(self, k: K.Kernel):
+        self.taken = K.defined_in(k.body) | {b.name for b in k.locals_ + k.privates} | {
+            n.name for st in K.walk_stmts(k.body) for e in K.stmt_exprs(st) for n in K.walk_expr(e)
+            if isinstance(n, K.Var)}
+
+    def fresh(self, base: str, copy: int) -> str:
+        name, extra = f"{base}_u{copy}", 0
+        while name in self.taken:
+            extra += 1
+            name = f"{base}_u{copy}_{extra}"
+        self.taken.add(name)
+        return name
+
+
+def trip_bounds(loop: K.For, r: Ranges) -> tuple[int, int] | None:
+    """(fewest, most) iterations any work-item runs, when the step is a positive constant."""
+    if not (isinstance(loop.step, K.Const) and loop.step.value >= 1):
+        return None
+    step, start, stop = loop.step.value, r.of(loop.start), r.of(loop.stop)
+    if start.lo == S.INT_MIN or stop.hi == S.INT_MAX:
+        return None
+    most = max(0, -(-(stop.hi - start.lo) // step))
+    fewest = max(0, -(-(stop.lo - start.hi) // step))
+    return fewest, most
+
+
+def _size(stmts) -> int:
+    return sum(1 for _ in K.walk_stmts(stmts))
+
+
+def _unroll(s: K.Stmt, r: Ranges, names: _Names):
+    if not isinstance(s, K.For):
+        return s
+    bounds = trip_bounds(s, r)
+    if bounds is None:
+        return s
+    fewest, most = bounds
+    if most > MAX_TRIPS or most * (_size(s.body) + 1) > MAX_STATEMENTS:
+        return s
+    if fewest < most and K.contains_barrier(s.body):
+        return s
+    out = []
+    for copy in range(most):
+        var = names.fresh(s.var, copy)
+        renaming = {name: names.fresh(name, copy) for name in defines(s.body)}
+        renaming[s.var] = var
+        out.append(K.Let(var, K.add(s.start, K.cint(copy * s.step.value))))
+        body = rename(s.body, renaming)
+        out.extend(body if copy < fewest else (K.If(K.lt(K.Var("int", var), s.stop), body),))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------- renaming
+
+def defines(stmts) -> set[str]:
+    """Names `stmts` define (not those they only assign or swap: those live outside)."""
+    return {name for s in K.walk_stmts(stmts) if not isinstance(s, (K.Assign, K.SwapPtr))
+            for name in K.binds(s)}
+
+
+_NAME_FIELDS = ("var", "active", "a", "b", "buf", "init")
+
+
+def rename(stmts, table: dict[str, str]) -> tuple:
+    """`stmts` with every name in `table` (defined, assigned, read, or a pointer) renamed."""
+    def fe(e: K.Expr) -> K.Expr:
+        if isinstance(e, K.Var) and e.name in table:
+            return K.Var(e.ty, table[e.name])
+        if isinstance(e, K.Load) and e.buf in table:
+            return dataclasses.replace(e, buf=table[e.buf])
+        return e
+
+    def fs(s: K.Stmt) -> K.Stmt:
+        changes = {f: table[getattr(s, f)] for f in _NAME_FIELDS
+                   if isinstance(getattr(s, f, None), str) and getattr(s, f) in table}
+        return dataclasses.replace(s, **changes) if changes else s
+
+    return K.map_stmts(fs, fe, stmts)
