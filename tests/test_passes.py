@@ -125,10 +125,12 @@ def test_unvirtualise_only_when_every_part_has_a_group():
 def test_skew_only_for_lane_strided_local_access():
     tile = K.Buffer("t", "local", "int", K.cint(1024), "test")
     column = strided([K.Store("t", K.add(K.mul(K.binop("mod", i, K.cint(32)), K.cint(32)), K.binop("div", i, K.cint(32))), i)])
-    rows = strided([K.Store("t", K.mul(i, K.cint(2)), i)])
-    out = skew_local_memory(plan_of(column, [tile])).kernels[0]
-    assert out.locals_[0].layout == "skew32" and "skew(" in K.format_stmts(out.body)
-    out = skew_local_memory(plan_of(rows, [tile])).kernels[0]
+    runs = strided([K.Store("t", K.add(K.mul(i, K.cint(8)), K.cint(3)), i)])      # 8 lanes a bank
+    odd = strided([K.Store("t", K.mul(i, K.cint(3)), i)])                          # no conflict
+    for conflicting in (column, runs):
+        out = skew_local_memory(plan_of(conflicting, [tile])).kernels[0]
+        assert out.locals_[0].layout == "skew32" and "skew(" in K.format_stmts(out.body)
+    out = skew_local_memory(plan_of(odd, [tile])).kernels[0]
     assert out.locals_[0].layout == "" and "skew(" not in K.format_stmts(out.body)
 
 

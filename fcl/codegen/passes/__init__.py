@@ -51,7 +51,7 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("licm", "loop-invariant index arithmetic computed once before its loop (shared when repeated)",
          hoist_invariants),
     Pass("unroll", "loops of at most 16 iterations with a constant step whose trip count the ranges bound "
-                   "-> straight-line copies (guarded where a work-item may run fewer)", unroll_loops),
+                   "-> straight-line copies (guarded where a work-item may run fewer); not around barriers", unroll_loops),
     Pass("strength", "x / y and x % y as C operators where x >= 0 and y >= 1 (range analysis); "
                      "by 2^k as shifts and masks; comparisons the ranges decide folded", strength_reduce),
     Pass("simplify", "constant and copy propagation, common lets, constant branches, dead lets", simplify),

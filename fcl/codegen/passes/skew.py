@@ -6,8 +6,10 @@ banks instead of one; contiguous accesses stay conflict-free.  A buffer is
 chosen when it holds more than 32 elements and some access index multiplies
 a lane-varying value (one that differs between neighbouring work-items: the
 local or global id, a loop counter started from one, or a value computed from
-these) by a non-constant or by a multiple of 32: the strides that put a warp
-on one bank.  Contiguous trees (`sumGrid`) keep the plain layout and do not
+these) by a non-constant or by an even constant: the strides that put several
+lanes of a warp on one bank (32 on one for a multiple of 32, 8 for the
+per-work-item runs of 8 in the prelude's reduce and scan, 2 for a tree step
+reading a[2i] and a[2i+1]).  Contiguous trees (`sumGrid`) keep the plain layout and do not
 pay for the skew.  Buffers a `while` ping-pongs between (pointer variables
 and their swaps) get one decision together, applied through the pointers too,
 so the layout is invisible to the program.  Runs after `map_hw`.
@@ -51,14 +53,17 @@ def _varies(e: K.Expr, varying: set) -> bool:
 
 
 def lane_strided(index: K.Expr, varying: set) -> bool:
-    """True when `index` scales a lane-varying value by a non-constant or a multiple of 32."""
+    """True when `index` scales a lane-varying value by a non-constant or an even constant:
+    a stride of 2^k * odd puts gcd(2^k, 32) lanes of a warp on each bank it uses (a
+    work-item's run of 8 consecutive elements, lid * 8 + q: 8 lanes a bank); the skewed
+    layout spreads a power-of-two stride over all 32 banks."""
     for n in K.walk_expr(index):
         if isinstance(n, K.Bin) and K.GENERAL_OP.get(n.op, n.op) == K.Op.MUL:
             for x, y in ((n.a, n.b), (n.b, n.a)):
-                if _varies(x, varying) and (not isinstance(y, K.Const) or (y.value % BANKS == 0 and y.value)):
+                if _varies(x, varying) and (not isinstance(y, K.Const) or (y.value % 2 == 0 and y.value)):
                     return True
         if isinstance(n, K.Bin) and n.op == K.Op.SHL and _varies(n.a, varying):
-            if not isinstance(n.b, K.Const) or n.b.value >= 5:
+            if not isinstance(n.b, K.Const) or n.b.value >= 1:
                 return True
     return False
 

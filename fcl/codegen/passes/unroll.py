@@ -10,10 +10,11 @@ its body, copy k preceded by `let i_k = start + k * step`; copies k >= lo
 are guarded by `if (i_k < stop)`.  The names the body defines are renamed in
 each copy (names stay unique in a kernel).  Independent loads of the copies
 can then be in flight together (the target compiler rarely unrolls a loop
-whose start is the local id).  A body with a barrier is unrolled only when
-no copy needs a guard (the trip count is then the same for every
-work-item, as the barrier already requires).  Not here: partial unrolling
-of long loops, loops whose step is not a constant (the grid-stride loops).
+whose start is the local id).  Not here: loops whose body holds a barrier
+(their rounds are few and long, and PoCL miscompiles some straight-line
+sequences of barriers under conditions: tests/programs/fuzz_regressions.fcl
+warpIfForce gave wrong results there), partial unrolling of long loops,
+loops whose step is not a constant (the grid-stride loops).
 """
 from __future__ import annotations
 
@@ -79,7 +80,7 @@ def _unroll(s: K.Stmt, r: Ranges, names: _Names):
     fewest, most = bounds
     if most > MAX_TRIPS or most * (_size(s.body) + 1) > MAX_STATEMENTS:
         return s
-    if fewest < most and K.contains_barrier(s.body):
+    if K.contains_barrier(s.body):
         return s
     out = []
     for copy in range(most):
