@@ -178,10 +178,15 @@ class Program:
         from fcl.codegen.passes import PassOptions
         self.scheme(name)
         options = PassOptions.make(opt_level, no_pass, dump_after)
-        return Kernel(self, name, hardware(block_size, warp_size, num_groups), device, options, static, dynamic)
+        return Kernel(self, name, hardware(block_size, warp_size, num_groups), device, options, static, dynamic,
+                      launch_groups=LAUNCH_GROUPS if num_groups is None else None)
 
 
 STATIC_LIMIT = 8     # distinct values of one argument that get static builds of their own
+# When #NumGroups is not given and the program does not read it, a launch takes up to
+# this many work-groups (a part each, as the hand-written kernels of bench/ launch),
+# instead of #NumGroups: results do not depend on the number of groups launched.
+LAUNCH_GROUPS = 65536
 
 
 @dataclass(frozen=True)
@@ -198,7 +203,7 @@ class Kernel:
     """A compiled entry point: `kernel(*args)` runs it on the OpenCL device."""
 
     def __init__(self, program: Program, name: str, hw: dict, device_spec=None, options=None,
-                 static=None, dynamic=None):
+                 static=None, dynamic=None, launch_groups=None):
         from fcl.codegen.passes import PassOptions
         self.options = options or PassOptions()
         self.program = program
@@ -213,6 +218,7 @@ class Kernel:
         self._builds: dict = {}       # (argument types, static values) -> Build
         self._launchers: dict = {}    # (argument types, static values, device) -> Launcher
         self._seen: dict = {}         # position -> values seen under the default policy
+        self.launch_groups = launch_groups    # the launch cap when #NumGroups is free (LAUNCH_GROUPS)
 
     # -- static arguments
 
@@ -284,7 +290,8 @@ class Kernel:
         key = (arg_types, static)
         if key not in self._builds:
             plan, spans = lower_entry(list(self.program.decls), self.name, list(arg_types), self.hw,
-                                      self.program.span_of(self.name), dict(static), self.param_names)
+                                      self.program.span_of(self.name), dict(static), self.param_names,
+                                      self.launch_groups)
             plan, dumps = run_pipeline(plan, self.options)
             self._builds[key] = Build(plan, render(plan), spans, dumps)
         return self._builds[key]

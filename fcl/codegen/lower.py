@@ -289,6 +289,7 @@ class Lowerer:
         self.end = len(vals)
         self.hw = hw
         self.prims = primitives()
+        self.hw_read: set[str] = set()      # hardware parameters the program reads
 
     # -- expressions
 
@@ -309,6 +310,7 @@ class Lowerer:
         return SScalar(K.Const("bool", bool(e.value)))
 
     def ev_HwParam(self, ctx, env, e):
+        self.hw_read.add(e.name)
         return SScalar(K.cint(self.hw[e.name]))
 
     def ev_Var(self, ctx, env, e):
@@ -1292,10 +1294,12 @@ SCALAR_TYPES = {"int", "float", "double", "bool"}
 
 
 def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], entry_span=None,
-                static: dict | None = None, names=()):
+                static: dict | None = None, names=(), launch_groups: int | None = None):
     """Compile declaration `name`, applied to arguments of `arg_types`:
     (Plan, {buffer name: span of the force/while it holds}).  `static`: {position:
-    value} of scalar arguments compiled in as constants; `names`: parameter names."""
+    value} of scalar arguments compiled in as constants; `names`: parameter names.
+    `launch_groups`: when the program never reads #NumGroups, the most work-groups
+    a launch may take (instead of #NumGroups): a part per work-group up to it."""
     lw = Lowerer(decls, hw)
     b = Builder(hw)
     b.span = entry_span
@@ -1310,6 +1314,8 @@ def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], e
         value = apply(ctx, value, a)
     result = emit_result(ctx, value, name)
     b.finish()
+    if launch_groups and "#NumGroups" not in lw.hw_read:
+        hw = dict(hw, **{"#NumGroups": launch_groups})
     plan = assemble(b, name, args, params, result, hw)
     return plan, {n: r.span for n, r in b.bufs.items()}
 

@@ -1,4 +1,4 @@
-entry revDistribute: 1 kernel, #BlockSize 256, #WarpSize 32, #NumGroups 1024
+entry revDistribute: 1 kernel, #BlockSize 256, #WarpSize 32, #NumGroups 65536
 arguments: chunkSize int -> arg0, arr int[n1] -> in1_1
 global buffers:
   in1_1      int[lengthPull arr]  input: argument 2

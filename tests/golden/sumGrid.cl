@@ -1,4 +1,4 @@
-entry sumGrid: 1 kernel, #BlockSize 256, #WarpSize 32, #NumGroups 1024
+entry sumGrid: 1 kernel, #BlockSize 256, #WarpSize 32, #NumGroups 65536
 arguments: arr int[n0] -> in0_1
 global buffers:
   in0_1      int[lengthPull arr]  input: argument 1

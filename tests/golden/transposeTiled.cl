@@ -1,4 +1,4 @@
-entry transposeTiled: 1 kernel, #BlockSize 256, #WarpSize 32, #NumGroups 1024
+entry transposeTiled: 1 kernel, #BlockSize 256, #WarpSize 32, #NumGroups 65536
 arguments: tileDim int -> arg0, cols int -> arg1, rows int -> arg2, mat int[n3] -> in3_1
 global buffers:
   in3_1      int[lengthPull mat]  input: argument 4

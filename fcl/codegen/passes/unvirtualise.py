@@ -6,7 +6,8 @@ is a constant no larger than what the launch provides (#NumGroups groups, or
 #NumGroups x #BlockSize work-items), each unit gets at most one part: the
 launch takes min(#NumGroups, max(the kernel's grid sizes)) groups, which is
 at least n here.  The loop becomes `if (group_id < n) { p = group_id; ... }`
-(uniform over the work-group, so barriers inside stay convergent).  Not here:
+(uniform over the work-group, so barriers inside stay convergent), and the
+test for a next part (`p + num_groups < n`) is false.  Not here:
 sizes known only at run time (static arguments make them constants).
 """
 from __future__ import annotations
@@ -26,7 +27,11 @@ def unvirtualise(plan: P.Plan) -> P.Plan:
                 and isinstance(s.step, K.HwId) and s.step.name == stride[s.start.name]
                 and isinstance(s.stop, K.Const) and s.stop.value <= capacity[s.start.name]):
             return s
-        return K.If(K.lt(s.start, s.stop), (K.Let(s.var, s.start),) + s.body)
+        # no unit takes a next part: `p + num_groups < n` (the lowering's test before
+        # the barrier that lets a next part reuse local memory) is false
+        nxt = K.lt(K.add(K.Var("int", s.var), s.step), s.stop)
+        body = K.map_stmts(lambda x: x, lambda e: K.Const("bool", False) if e == nxt else e, s.body)
+        return K.If(K.lt(s.start, s.stop), (K.Let(s.var, s.start),) + body)
 
     return dataclasses.replace(plan, kernels=tuple(
         dataclasses.replace(k, body=K.map_stmts(fs, lambda e: e, k.body)) for k in plan.kernels))
