@@ -16,6 +16,7 @@ from fcl.codegen.passes.ranges import FULL, Interval, Ranges
 from fcl.codegen.passes.simplify import simplify
 from fcl.codegen.passes.skew import skew_local_memory
 from fcl.codegen.passes.strength import mark_no_wrap, strength_reduce
+from fcl.codegen.passes.unroll import unroll_loops
 from fcl.codegen.passes.unvirtualise import unvirtualise
 from fcl.codegen.plan import ArrayArg, Plan, ScalarArg
 from fcl.codegen.verify import verify_program
@@ -120,6 +121,20 @@ def test_unvirtualise_only_when_every_part_has_a_group():
     assert body_of(unvirtualise(plan_of([loop], num_groups=4)))[0] == loop
     dyn = K.For("p", gid, n, K.HwId("int", "num_groups"), loop.body)
     assert body_of(unvirtualise(plan_of([dyn])))[0] == dyn
+
+
+def test_unroll_copies_with_guards_only_where_a_work_item_may_stop():
+    # block of 64: lid in [0, 63]; 160 elements: every work-item runs 2 rounds, some 3
+    store = (K.Let("t", K.add(i, a)), K.Store("b", i, K.Var("int", "t")))
+    out = body_of(unroll_loops(plan_of([K.For("i", lid, K.cint(160), K.cint(64), store)])))
+    lets = [s for s in out if isinstance(s, K.Let) and s.var.startswith("i_u")]
+    assert [s.expr for s in lets] == [lid, K.add(lid, K.cint(64)), K.add(lid, K.cint(128))]
+    assert [type(s).__name__ for s in out] == ["Let", "Let", "Store", "Let", "Let", "Store", "Let", "If"]
+    assert out[-1].cond == K.lt(K.Var("int", lets[-1].var), K.cint(160))
+    # a run-time stop, too many rounds, or a barrier in the body: left alone
+    for loop in (K.For("i", lid, n, K.cint(64), store), K.For("i", lid, K.cint(64 * 17), K.cint(64), store),
+                 K.For("i", lid, K.cint(128), K.cint(64), store + (K.Barrier(),))):
+        assert body_of(unroll_loops(plan_of([loop]))) == (loop,)
 
 
 def test_skew_only_for_lane_strided_local_access():
