@@ -143,9 +143,9 @@ class TypeCheckError(FCLError):
     """The program is not well typed (including kind and level errors)."""
 
 
-class ErrorList(TypeCheckError):
-    """Several independent errors of one program (each a declaration that does not check),
-    in source order.  Its message, span and notes are the first one's; `render` shows all."""
+class _Several:
+    """Several independent errors of one program, in source order.  Its message, span and
+    notes are the first one's; `render` shows all, then how many."""
 
     def __init__(self, errors: list[FCLError]):
         first = errors[0]
@@ -154,6 +154,14 @@ class ErrorList(TypeCheckError):
 
     def render(self, color: bool = False) -> str:
         return "\n".join(e.render(color) for e in self.errors) + f"\n{len(self.errors)} errors"
+
+
+class ErrorList(_Several, TypeCheckError):
+    """Several declarations that do not check."""
+
+
+class ParseErrorList(_Several, ParseError):
+    """Several syntax errors (the parse resumes at the next declaration after each)."""
 
 
 class EvalError(FCLError):

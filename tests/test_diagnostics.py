@@ -57,6 +57,37 @@ def test_one_error_renders_as_before(capsys, tmp_path):
     assert code == 1 and err.startswith("p.fcl:1:11: error: unbound name `y`") and "errors" not in err
 
 
+SYNTAX = """fun f x = x +
+fun g y = (y
+sig h : int -> int
+fun h z = z
+(* a comment
+fun notADeclaration = ( *)
+fun k a = a ]
+val ok = 3
+"""
+
+
+def test_every_independent_syntax_error_is_reported(capsys, tmp_path):
+    """A syntax error in one declaration does not hide one in a later declaration: the parse
+    resumes at the next `fun`/`sig`/`val` at column 1 (not inside a comment)."""
+    code, out, err = check(capsys, tmp_path, SYNTAX)
+    heads = [line for line in err.splitlines() if ": error: " in line]
+    assert code == 1 and out == ""
+    assert [h.split(": error: ")[0] for h in heads] == ["p.fcl:2:1", "p.fcl:3:1", "p.fcl:7:13"]
+    assert "expected an expression after `+`" in heads[0] and "unmatched `]`" in heads[2]
+    assert err.rstrip().endswith("3 errors")
+    with pytest.raises(fcl.ParseError) as info:
+        fcl.load(SYNTAX, "s.fcl")
+    assert len(info.value.errors) == 3 and info.value.span.line == 2
+
+
+def test_one_syntax_error_renders_as_before(capsys, tmp_path):
+    code, _, err = check(capsys, tmp_path, "fun f x = x +\nfun g y = y\n(*\nfun h = (\n*)\n")
+    assert code == 1 and "errors" not in err and err.count("error:") == 1
+    assert err.startswith("p.fcl:2:1: error: expected an expression after `+`, found keyword `fun`")
+
+
 def test_signature_mismatch_shows_the_sig_and_the_definition(capsys, tmp_path):
     text = ("sig rev : int -> [int] -> [int]<grid>\n"
             "fun rev c arr =\n"

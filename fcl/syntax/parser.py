@@ -23,7 +23,7 @@ from parsimonious.exceptions import ParseError as _PParseError
 from parsimonious.expressions import Quantifier
 from parsimonious.nodes import NodeVisitor
 
-from fcl.errors import CompilerBug, FCLError, ParseError, Source, Span
+from fcl.errors import CompilerBug, FCLError, ParseError, ParseErrorList, Source, Span
 from fcl.syntax import ast as A
 from fcl.hw import LEVEL_BY_NAME
 from fcl.syntax.grammar import _DEFINE, _TRIVIA, GRAMMAR, KEYWORDS, LEVEL_KEYWORDS, TRIVIA
@@ -50,8 +50,53 @@ NON_ASSOC = frozenset({"==", "!=", "<", "<=", ">", ">="})
 # ---------------------------------------------------------------- public API
 
 def parse_program(text: str, name: str = "<string>") -> A.Program:
-    """Program text -> `ast.Program` (includes not expanded), or ParseError."""
-    return _parse("program", text, name)
+    """Program text -> `ast.Program` (includes not expanded), or ParseError.
+
+    After a syntax error the parse resumes at the next declaration keyword
+    (`fun`, `sig`, `val`, `include`) at the start of a line, so that every
+    independent error is found: several raise one ParseErrorList, in order."""
+    try:
+        return _parse("program", text, name)
+    except ParseError as first:
+        later = _later_errors(text, name, first)
+        if not later:
+            raise
+        raise ParseErrorList([first] + later) from None
+
+
+_DECL_KEYWORDS = frozenset({"fun", "sig", "val", "include"})
+
+
+def _later_errors(text: str, name: str, error: ParseError) -> list[ParseError]:
+    """The syntax errors after `error`: the text is parsed again from each declaration
+    keyword at column 1 after the last error (the text before it blanked, so lines and
+    columns stay), until a parse reaches the end."""
+    starts = []
+    for lx in _lex(text):
+        if lx.text == "(*":         # an unclosed comment: the rest is comment
+            break
+        if lx.text in _DECL_KEYWORDS and (lx.start == 0 or text[lx.start - 1] == "\n"):
+            starts.append(lx.start)
+    source, out, pos = Source(name, text), [], 0
+    while error.span is not None:
+        pos = next((s for s in starts if s >= error.span.start and s > pos), None)
+        if pos is None:
+            break
+        try:
+            _parse("program", regex.sub(r"[^\n]", " ", text[:pos]) + text[pos:], name)
+            break
+        except ParseError as e:
+            error = _relocated(e, source)
+            out.append(error)
+    return out
+
+
+def _relocated(error: ParseError, source: Source) -> ParseError:
+    """`error` with its spans in `source` (the same text where they point)."""
+    def move(span):
+        return Span(source, span.start, span.end) if span is not None else None
+    return ParseError(error.message, move(error.span), error.notes,
+                      [(text, move(span)) for text, span in error.related])
 
 
 def parse_expr(text: str, name: str = "<string>") -> A.Expr:
