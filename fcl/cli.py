@@ -431,7 +431,8 @@ def cmd_compile(args):
         return
     if args.emit == "py":
         from fcl.codegen.pymodule import emit_module
-        text = emit_module([k.plan for k in kernels], [k.opencl_source for k in kernels], args.file)
+        text = emit_module([k.plan for k in kernels], [k.opencl_source for k in kernels], args.file,
+                           [k.describe(compiled=True) for k in kernels])
     elif args.emit == "json":
         from fcl.codegen.plan import json_text
         text = json_text([k.plan for k in kernels])

@@ -13,6 +13,7 @@ import numpy as np
 
 from fcl.errors import ArgumentError, NO_SPAN
 from fcl.hw import DEFAULT_HW
+from fcl.runtime import calling as C
 from fcl.syntax import ast as A
 from fcl.syntax.loader import prelude_decls  # noqa: F401 (prelude_decls: used by the REPL)
 from fcl.types import types as T
@@ -167,9 +168,13 @@ class Program:
         return names
 
     def compile(self, name: str, block_size=None, warp_size=None, num_groups=None, device=None,
-                opt_level=None, no_pass=(), dump_after=(), static=None, dynamic=None) -> "Kernel":
+                opt_level=None, no_pass=(), dump_after=(), static=None, dynamic=None,
+                result: str = "host") -> "Kernel":
         """A callable kernel for entry `name` (OpenCL, built on first use per argument types and
-        static values).  `static`: {parameter name or 1-based position: value}, arguments compiled
+        static values).  `device`: a substring of a device, platform or vendor name (as
+        `fclc --device`; default: PYOPENCL_CTX, else fclc's default device).  `result="device"`
+        returns array results as pyopencl arrays left on the device (for the next kernel,
+        without a copy); `"host"` as numpy arrays.  `static`: {parameter name or 1-based position: value}, arguments compiled
         in as constants.  Every other int or bool argument is static too, specialised on the value
         of each call, unless `dynamic` names it (a list of names or positions, or True for all).
         opt_level 0 runs only the required passes; `no_pass` names optimising passes to
@@ -178,8 +183,12 @@ class Program:
         from fcl.codegen.passes import PassOptions
         self.scheme(name)
         options = PassOptions.make(opt_level, no_pass, dump_after)
-        return Kernel(self, name, hardware(block_size, warp_size, num_groups), device, options, static, dynamic,
-                      launch_groups=LAUNCH_GROUPS if num_groups is None else None)
+        if result not in ("host", "device"):
+            raise ArgumentError(f"result must be \"host\" or \"device\", not {result!r}")
+        kernel = Kernel(self, name, hardware(block_size, warp_size, num_groups), device, options, static, dynamic,
+                        launch_groups=LAUNCH_GROUPS if num_groups is None else None)
+        kernel.result = result
+        return kernel
 
 
 STATIC_LIMIT = 8     # distinct values of one argument that get static builds of their own
@@ -200,7 +209,10 @@ class Build:
 
 
 class Kernel:
-    """A compiled entry point: `kernel(*args)` runs it on the OpenCL device."""
+    """A compiled entry point: `kernel(*args, **kwargs)` runs it on the OpenCL device (keyword
+    arguments by the program's parameter names).  `last_profile`: the kernels the last call
+    launched and their times (fcl.runtime.calling.Profile); `result`: "host" (numpy results)
+    or "device" (pyopencl arrays)."""
 
     def __init__(self, program: Program, name: str, hw: dict, device_spec=None, options=None,
                  static=None, dynamic=None, launch_groups=None):
@@ -212,7 +224,12 @@ class Kernel:
         self.device_spec = device_spec
         self.types = self.default_types()
         self.param_names = program.param_names(name)[:len(self.types)]
+        self.arg_names = C.python_names(self.param_names, len(self.types))
         self.pinned = self.resolve_static(static or {})
+        self.result = "host"
+        self.last_profile = None
+        self.__doc__ = self.describe()
+        self.__signature__ = C.signature(self.arg_names)
         self.dynamic = set(range(len(self.types))) if dynamic is True else \
             {self.position(p) for p in (dynamic or ())}
         self._builds: dict = {}       # (argument types, static values) -> Build
@@ -248,12 +265,29 @@ class Kernel:
     def label(self, k: int) -> str:
         return f"`{self.param_names[k]}`" if k < len(self.param_names) else str(k + 1)
 
-    def full_args(self, args: list) -> list:
-        """The arguments with the pinned static ones filled in where the caller left them out."""
-        if len(args) == len(self.types) - len(self.pinned) and self.pinned:
-            rest = iter(args)
-            return [self.pinned[k] if k in self.pinned else next(rest) for k in range(len(self.types))]
-        return list(args)
+    def full_args(self, args: list, kwargs: dict | None = None) -> list:
+        """The arguments in order, from positional and keyword ones (by parameter name), with
+        the pinned static ones filled in where the caller left them out; ArgumentError naming
+        the parameters for a wrong count or name."""
+        return C.bind_arguments(self.name, self.arg_names, tuple(args), kwargs or {}, self.pinned)
+
+    def describe(self, compiled: bool = False) -> str:
+        """The docstring: the entry's FCL type, each argument (with `compiled`, the types of the
+        default build, type variables as int: those of `fclc compile`), the result, the static ones."""
+        from fcl.types.printer import Namer, format_type
+        namer, t, params = Namer(), self.program.scheme(self.name).body, []
+        format_type(t, namer)
+        while isinstance(t, T.TFunT):
+            params.append(t.arg)
+            t = t.res
+        if compiled:
+            params, t = [default_type(p) for p in params], default_type(t)
+        span = self.program.span_of(self.name)
+        origin = span.source.name if span is not None else "the program"
+        text = C.describe_entry(self.name, self.program.type_of(self.name), self.arg_names,
+                                [format_type(p, namer) for p in params], origin, format_type(t, namer))
+        static = ", ".join(f"{self.arg_names[k]} = {v!r}" for k, v in sorted(self.pinned.items()))
+        return text + (f"\nStatic (compiled in; may be left out): {static}." if static else "")
 
     def static_values(self, values: list) -> tuple:
         """((position, value), ...) compiled in for a call with these (coerced) values."""
@@ -316,9 +350,9 @@ class Kernel:
         types = tuple(value_type(self.pinned[k]) if k in self.pinned else t for k, t in enumerate(self.types))
         return self.specialise(types, tuple(sorted(self.pinned.items())))
 
-    def build_for(self, *args) -> Build:
+    def build_for(self, *args, **kwargs) -> Build:
         """The build a call with these arguments runs."""
-        values = self.coerce(args)
+        values = self.coerce(args, kwargs)
         return self.specialise(self.arg_types(values), self.static_values(values))
 
     @property
@@ -349,19 +383,55 @@ class Kernel:
 
     # -- running
 
-    def coerce(self, args) -> list:
-        return self.program.coerce(self.name, self.full_args(list(args)))
+    def coerce(self, args, kwargs=None) -> list:
+        """The arguments checked against the parameter types and converted (pyopencl arrays
+        stay on the device, converted there if their dtype is not the parameter's)."""
+        values = self.full_args(list(args), kwargs)
+        types = self.program.param_types(self.name, len(values))
+        return [self.coerce_one(v, t, k) for k, (v, t) in enumerate(zip(values, types))]
+
+    def coerce_one(self, v, t: T.Type, k: int):
+        from fcl.values import coerce_arg, show_type
+        if isinstance(v, tuple) and isinstance(t, T.TPairT) and len(v) == 2 and \
+                any(C.is_device_array(x) for x in v):
+            return (self.coerce_one(v[0], t.fst, k), self.coerce_one(v[1], t.snd, k))
+        if not C.is_device_array(v):
+            return coerce_arg(v, t, k + 1, self.param_names[k] if k < len(self.param_names) else "")
+        what = f"argument {k + 1}" + (f" ({self.label(k)})" if k < len(self.param_names) else "")
+        elem = t.elem if isinstance(t, T.TPullT) else None
+        name = elem.name if isinstance(elem, T.TCon) else None
+        if isinstance(elem, T.TVarT):       # any scalar: the dtype's, other ints as int
+            name = SCALAR_OF_DTYPE[v.dtype].name if v.dtype in SCALAR_OF_DTYPE else \
+                "int" if v.dtype.kind in "iu" else None
+        if name is None:
+            raise ArgumentError(f"{what}: a pyopencl array is passed only for an array of int, float, "
+                                f"double or bool; the parameter has type {show_type(t)}")
+        return C.device_array(v, DEVICE_DTYPES[name], name, what)
+
+    @property
+    def queue(self):
+        """The pyopencl CommandQueue (with profiling) calls without pyopencl arguments run on:
+        make input arrays with `pyopencl.array.to_device(kernel.queue, x)`."""
+        from fcl.runtime.device import choose_device, get_queue
+        return get_queue(choose_device(self.device_spec))
 
     def launcher(self, values: list):
+        """The Launcher of this call: on the context of its pyopencl arguments, if any (they
+        must share one), else on the chosen device."""
         from fcl.runtime.device import choose_device
         from fcl.runtime.launch import Launcher
         types = self.arg_types(values)
         static = self.static_values(values)
         build = self.specialise(types, static)
-        device = choose_device(self.device_spec)
-        key = (types, static, device.int_ptr)
+        arrays = [a for v in values for a in (v if isinstance(v, tuple) else (v,)) if C.is_device_array(a)]
+        context = arrays[0].context if arrays else None
+        if any(a.context.int_ptr != context.int_ptr for a in arrays):
+            raise ArgumentError(f"the pyopencl arrays passed to `{self.name}` belong to different OpenCL contexts")
+        device = (arrays[0].queue.device if arrays[0].queue is not None else context.devices[0]) if arrays \
+            else choose_device(self.device_spec)
+        key = (types, static, device.int_ptr, context.int_ptr if context else None)
         if key not in self._launchers:
-            self._launchers[key] = Launcher(build.plan, build.source, device, build.spans)
+            self._launchers[key] = Launcher(build.plan, build.source, device, build.spans, context)
         return self._launchers[key]
 
     def emulate(self, *args):
@@ -372,16 +442,23 @@ class Kernel:
         plan = self.specialise(self.arg_types(values), self.static_values(values)).plan
         return Emulator(plan).run(values)[0]
 
-    def run(self, *args):
+    def run(self, *args, **kwargs):
         """(result, [(kernel name, seconds)]) on the device."""
+        result = self(*args, **kwargs)
         from fcl.runtime.device import running_on
-        values = self.coerce(args)
-        launcher = self.launcher(values)
-        with running_on(launcher.device):
-            return launcher.run(values)
+        with running_on(self._last_device):
+            return result, self.last_profile.kernels
 
-    def __call__(self, *args):
-        return self.run(*args)[0]
+    def __call__(self, *args, **kwargs):
+        """The result of the entry on these arguments, run on the device; the kernels and
+        their times are in `last_profile` afterwards."""
+        from fcl.runtime.device import running_on
+        values = self.coerce(args, kwargs)
+        launcher = self.launcher(values)
+        self._last_device = launcher.device
+        with running_on(launcher.device):
+            result, self.last_profile = launcher.start(values, on_device=self.result == "device")
+        return result
 
     def time(self, *args, repeat: int = 10) -> list[float]:
         """Kernel seconds (profiling events, all kernels of one run summed) of `repeat` runs."""
@@ -399,11 +476,14 @@ def default_type(t: T.Type) -> T.Type:
         return T.TPullT(default_type(t.elem))
     if isinstance(t, T.TPairT):
         return T.TPairT(default_type(t.fst), default_type(t.snd))
+    if isinstance(t, T.TPushT):
+        return T.TPushT(default_type(t.elem), t.level)
     return t
 
 
 SCALAR_OF_DTYPE = {np.dtype(np.int32): T.INT, np.dtype(np.float32): T.FLOAT,
                    np.dtype(np.float64): T.DOUBLE, np.dtype(np.bool_): T.BOOL}
+DEVICE_DTYPES = {"int": np.int32, "float": np.float32, "double": np.float64, "bool": np.uint8}
 
 
 def value_type(v, declared: T.Type | None = None) -> T.Type:
@@ -419,8 +499,8 @@ def value_type(v, declared: T.Type | None = None) -> T.Type:
         return T.INT
     if isinstance(v, float):
         return T.DOUBLE
-    if isinstance(v, np.ndarray):
-        return T.TPullT(SCALAR_OF_DTYPE.get(v.dtype, T.INT))
+    if isinstance(v, np.ndarray) or C.is_device_array(v):
+        return T.TPullT(SCALAR_OF_DTYPE.get(np.dtype(v.dtype), T.INT))
     if isinstance(v, tuple):
         parts = declared if isinstance(declared, T.TPairT) else T.TPairT(None, None)
         return T.TPairT(value_type(v[0], parts.fst), value_type(v[1], parts.snd))

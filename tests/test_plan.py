@@ -94,7 +94,7 @@ def test_emit_py_prints_the_plan_as_straight_line_code(file, entry):
     k = fcl.load_file(str(REPO / file)).compile(entry)
     text = emit_module([k.plan], [k.opencl_source], file)
     compile(text, "kernels_mod.py", "exec")
-    method = text.split(f"    def {entry}(self")[1].split("\n\n")[0]
+    method = text.split(f"    def _{entry}(self")[1].split("\n\n")[0]
     launches = k.plan.launches()
     assert method.count("self._launch(") == len(launches)
     for launch in launches:

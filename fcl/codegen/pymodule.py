@@ -1,18 +1,21 @@
 """Plans + their OpenCL sources -> a standalone Python module (`fclc compile --emit py`).
 
 The module needs only pyopencl and numpy.  It embeds each entry's OpenCL
-source and defines a class `Kernels` with one method per entry point, whose
-body is the entry's host plan printed as straight-line Python (allocations,
-launches, the loops of grid-level whiles); a few small helpers build, launch
-and copy.  It does not check argument types beyond dtype conversion (the FCL
-tools do that).
+source and defines a class `Kernels` with one public method per entry point
+(the program's parameter names, positional or keyword, and a docstring with
+the FCL type) calling a private one whose body is the entry's host plan
+printed as straight-line Python (allocations, launches, the loops of
+grid-level whiles); a few small helpers build, launch and copy.  Argument
+binding, pyopencl arrays and profiles are fcl/runtime/calling.py's code, and
+device choice fcl/runtime/platforms.py's, printed into the module.
 """
 from __future__ import annotations
 
 from fcl.codegen import kir as K
 from fcl.codegen.opencl import kernel_symbol
 from fcl.codegen import plan as P
-from fcl.runtime.platforms import embeddable
+from fcl.runtime.calling import embeddable as calling_code, python_names
+from fcl.runtime.platforms import embeddable as platforms_code
 
 PY_OPS = {"add": "_wrap({a} + {b})", "sub": "_wrap({a} - {b})", "mul": "_wrap({a} * {b})",
           "div": "_div({a}, {b})", "mod": "_mod({a}, {b})", "lt": "({a} < {b})", "le": "({a} <= {b})",
@@ -22,14 +25,16 @@ PY_OPS = {"add": "_wrap({a} + {b})", "sub": "_wrap({a} - {b})", "mul": "_wrap({a
 NP_TYPES = {"int": "np.int32", "float": "np.float32", "double": "np.float64", "bool": "np.uint8"}
 MAX_HOST_ITERATIONS = 1 << 20
 
-HELPERS = '''
+HELPERS_HEAD = '''
 import numpy as np
 import pyopencl as cl
 
 
 class ArgumentError(ValueError):
-    """A wrong argument to an entry point; the message names its position and parameter."""
+    """A wrong argument to an entry point: wrong count, unknown name, type, shape or value."""
+'''
 
+HELPERS = '''
 
 def _what(position, name):
     return f"argument {position} (`{name}`)" if name else f"argument {position}"
@@ -88,19 +93,49 @@ def _mod(a, b):
 
 
 class Kernels:
-    """The compiled entry points; one method each. `context`: a pyopencl Context
-    (default: default_context(), the device `fclc run` would use).  `last_times`: the seconds
-    each launch of the last call took."""
+    """The compiled entry points: one method each, taking the program's parameter names.
 
-    def __init__(self, context=None):
-        self.context = context or default_context()
-        self.queue = cl.CommandQueue(self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    Kernels(device=None, context=None, result="host"): `device` is a substring of a device,
+    platform or vendor name (as `fclc --device`), `context` a pyopencl Context; by default
+    PYOPENCL_CTX when it is set, else the device `fclc run` would use.  `result="device"`
+    leaves array results on the device as pyopencl arrays (pass them to the next entry point
+    without a copy; `.get()` brings one to the host).  Array arguments may be numpy arrays,
+    lists or pyopencl arrays of this context (used in place).  After each call `last_profile`
+    holds the kernels it launched and their times from OpenCL profiling events (`.kernels`:
+    [(name, seconds)], `.total`), and `last_times` the seconds alone."""
+
+    def __init__(self, device=None, context=None, result="host"):
+        if result not in ("host", "device"):
+            raise ArgumentError(f'result must be "host" or "device", not {result!r}')
+        self._context = context or default_context(device)
+        self._queue = cl.CommandQueue(self._context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        self._on_device = result == "device"
         self._kernels = {}
-        self.last_times = []
+        self._profile = Profile([])
+
+    @property
+    def context(self):
+        """The pyopencl Context the kernels run in."""
+        return self._context
+
+    @property
+    def queue(self):
+        """The profiling CommandQueue the kernels run on (make pyopencl input arrays with it)."""
+        return self._queue
+
+    @property
+    def last_profile(self):
+        """The kernels of the last call and their times (a Profile)."""
+        return self._profile
+
+    @property
+    def last_times(self):
+        """The seconds each kernel launch of the last call took."""
+        return [t for _, t in self._profile.kernels]
 
     def _kernel(self, entry, name):
         if entry not in self._kernels:
-            prg = cl.Program(self.context, SOURCES[entry]).build(
+            prg = cl.Program(self._context, SOURCES[entry]).build(
                 options=["-cl-fp32-correctly-rounded-divide-sqrt"])
             self._kernels[entry] = {k.function_name: k for k in prg.all_kernels()}
         return self._kernels[entry][name]
@@ -108,26 +143,51 @@ class Kernels:
     def _launch(self, events, entry, name, groups, block_size, args):
         kernel = self._kernel(entry, name)
         kernel.set_args(*args)
-        events.append(cl.enqueue_nd_range_kernel(self.queue, kernel, (groups * block_size,), (block_size,)))
+        events.append((name, cl.enqueue_nd_range_kernel(self._queue, kernel, (groups * block_size,),
+                                                        (block_size,))))
 
     def _alloc(self, n, dtype):
-        return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, max(1, n) * np.dtype(dtype).itemsize)
+        return cl.Buffer(self._context, cl.mem_flags.READ_WRITE, max(1, n) * np.dtype(dtype).itemsize)
 
     def _zeros(self, n, dtype):
-        return cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+        return cl.Buffer(self._context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
                          hostbuf=np.zeros(max(1, n), dtype))
 
-    def _upload(self, host):
-        host = host if host.size else np.zeros(1, host.dtype)
-        return cl.Buffer(self.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
+    def _input(self, value, dtype, fcl_type, position, name, inputs):
+        """(buffer, length) of an array argument: a pyopencl array in place, else uploaded."""
+        if is_device_array(value):
+            value = device_array(value, dtype, fcl_type, _what(position, name))
+            buf = device_buffer(value, self._queue, _what(position, name)) or self._alloc(1, dtype)
+            inputs.append(buf)
+            return buf, value.size
+        host = _array(value, dtype, fcl_type, position, name)
+        data = host if host.size else np.zeros(1, host.dtype)
+        flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
+        return cl.Buffer(self._context, flags, hostbuf=data), len(host)
 
     def _read(self, buf, n, dtype):
         host = np.empty(max(n, 1), dtype=dtype)
-        cl.enqueue_copy(self.queue, host, buf)
+        cl.enqueue_copy(self._queue, host, buf)
         return host[:n]
 
-    def _finish(self, events):
-        self.last_times = [(e.profile.end - e.profile.start) * 1e-9 for e in events]
+    def _result(self, events, inputs, buf, n, fcl_type, scalar):
+        """What an entry point returns: a Python scalar, a numpy array, or (result="device")
+        a pyopencl array over the result buffer."""
+        self._profile = Profile(events)
+        dtype = NP_TYPES[fcl_type]
+        if self._on_device and not scalar:
+            if any(buf.int_ptr == b.int_ptr for b in inputs):   # never hand back the caller's array
+                copy = self._alloc(n, dtype)
+                if n:
+                    cl.enqueue_copy(self._queue, copy, buf, byte_count=n * np.dtype(dtype).itemsize)
+                buf = copy
+            return device_result(self._queue, buf, n, bool if fcl_type == "bool" else dtype)
+        out = self._read(buf, n, dtype)
+        if fcl_type == "bool":
+            out = out.astype(bool)
+        if scalar:
+            return {"int": int, "double": float, "bool": bool}.get(fcl_type, np.float32)(out[0])
+        return out
 '''
 
 
@@ -159,11 +219,21 @@ class MethodPrinter:
     def emit(self, depth: int, text: str):
         self.lines.append("    " * depth + text)
 
-    def method(self) -> str:
+    def method(self, doc: str) -> str:
+        """The public method (binds arguments by position or name, carries the docstring)
+        and the private one that runs the plan."""
         plan = self.plan
         names = [f"a{k}" for k in range(len(plan.args))]
-        self.emit(1, f"def {plan.entry}(self{''.join(', ' + n for n in names)}):")
-        self.emit(2, "events = []")
+        public = python_names([a.name for a in plan.args], len(plan.args))
+        defaults = {k: a.value for k, a in enumerate(plan.args)
+                    if isinstance(a, P.ScalarArg) and a.value is not None}
+        self.emit(1, f"def {plan.entry}(self, *args, **kwargs):")
+        self.emit(2, docstring(doc, 2))
+        self.emit(2, f"return self._{plan.entry}(*bind_arguments({plan.entry!r}, {public!r}, args, kwargs, "
+                     f"{defaults!r}))")
+        self.emit(0, "")
+        self.emit(1, f"def _{plan.entry}(self{''.join(', ' + n for n in names)}):")
+        self.emit(2, "events, inputs = [], []")
         for k, (name, a) in enumerate(zip(names, plan.args)):
             self.argument(name, a, k + 1)
         self.stmts(plan.body, 2)
@@ -183,16 +253,17 @@ class MethodPrinter:
             self.emit(2, f"{name} = [np.asarray(r) for r in {name}]")
             self.emit(2, f"{a.rows}, {a.cols} = len({name}), (len({name}[0]) if {name} else 0)")
             self.emit(2, f"if any(len(r) != {a.cols} for r in {name}): "
-                         f"raise ValueError('an array of arrays must be regular')")
+                         f"raise ArgumentError('an array of arrays must be regular')")
             self.emit(2, f"{name} = np.concatenate({name}) if {name} else np.empty(0)")
             self.argument(name, a.flat, position)
             return
         if isinstance(a, P.ArrayArg):
-            self.emit(2, f"{name} = _array({name}, {NP_TYPES[a.ty]}, {a.ty!r}, {position}, {a.name!r})")
-            self.emit(2, f"{a.length} = len({name})")
-            self.emit(2, f"{a.buffer} = self._upload({name})")
+            self.emit(2, f"{a.buffer}, {a.length} = self._input({name}, {NP_TYPES[a.ty]}, {a.ty!r}, "
+                         f"{position}, {a.name!r}, inputs)")
         elif a.value is not None:
-            self.emit(2, f"assert {name} == {a.value!r}, 'compiled for {a.name or a.param} = {a.value!r}'")
+            self.emit(2, f"if {name} != {a.value!r}:")
+            self.emit(3, f"raise ArgumentError(_what({position}, {a.name!r}) + ' is compiled in as {a.value!r}, "
+                         f"not ' + repr({name}))")
         else:
             self.emit(2, f"{a.param} = _scalar({name}, {a.ty!r}, {position}, {a.name!r})")
 
@@ -257,22 +328,32 @@ class MethodPrinter:
         self.emit(d + 1, "raise RuntimeError('a grid-level while does not seem to terminate')")
 
     def py_Result(self, s: P.Result, d: int):
-        self.emit(d, f"out = self._read({s.buffer}, {py_expr(s.length)}, {NP_TYPES[s.ty]})")
-        self.emit(d, "self._finish(events)")
-        if s.ty == "bool":
-            self.emit(d, "out = out.astype(bool)")
-        if s.kind == "scalar":
-            conv = {"int": "int", "double": "float", "bool": "bool"}.get(s.ty, "np.float32")
-            self.emit(d, f"return {conv}(out[0])")
-        else:
-            self.emit(d, "return out")
+        self.emit(d, f"return self._result(events, inputs, {s.buffer}, {py_expr(s.length)}, {s.ty!r}, "
+                     f"{s.kind == 'scalar'})")
 
 
-def emit_module(plans, sources, origin: str) -> str:
-    """The text of a standalone module running `plans` (one method per entry point)."""
+def docstring(text: str, depth: int) -> str:
+    """`text` as a docstring literal indented `depth` levels."""
+    pad = "    " * depth
+    body = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    return '"""' + body.replace("\n", "\n" + pad).replace("\n" + pad + "\n", "\n\n") + "\n" + pad + '"""'
+
+
+def emit_module(plans, sources, origin: str, docs=None) -> str:
+    """The text of a standalone module running `plans` (one method per entry point;
+    `docs`: the docstring of each, by default the entry's name and origin)."""
     names = [p.entry for p in plans]
+    docs = docs or [f"FCL entry point `{p.entry}` from {origin}." for p in plans]
     head = (f'"""OpenCL kernels compiled by fclc from {origin}: entry points {", ".join(names)}.\n\n'
-            f'Needs only pyopencl and numpy:\n\n    k = Kernels()\n    out = k.{names[0]}(...)\n"""\n')
-    methods = "".join("\n" + MethodPrinter(p).method() for p in plans)
+            f'Needs only pyopencl and numpy:\n\n'
+            f'    k = Kernels()               # or Kernels(device="nvidia"), Kernels(result="device")\n'
+            f'    out = k.{names[0]}(...)     # positional or keyword arguments (help(k.{names[0]}))\n'
+            f'    print(k.last_profile)       # the kernels of the call and their times\n"""\n')
+    methods = "".join("\n" + MethodPrinter(p).method(doc) for p, doc in zip(plans, docs))
+    signatures = "".join(f"Kernels.{p.entry}.__signature__ = signature("
+                         f"{python_names([a.name for a in p.args], len(p.args))!r}, method=True)\n"
+                         for p in plans)
     sources_text = "SOURCES = {\n" + "".join(f"    {p.entry!r}: {src!r},\n" for p, src in zip(plans, sources)) + "}\n"
-    return head + embeddable() + HELPERS + methods + "\n\n" + sources_text
+    types = "NP_TYPES = {" + ", ".join(f"{k!r}: {v}" for k, v in NP_TYPES.items()) + "}\n"
+    return (head + HELPERS_HEAD + calling_code() + platforms_code() + "\n\n" + types + HELPERS + methods
+            + "\n\n" + signatures + "\n\n" + sources_text)

@@ -61,10 +61,7 @@ def _device_list(devices) -> str:
     return "; ".join(describe_device(d) for d in devices)
 
 
-def _matches(device, spec: str) -> bool:
-    spec = spec.lower()
-    return any(spec in text.lower() for text in
-               (device.name, device.platform.name, device.platform.vendor))
+_matches = P.matches
 
 
 def _from_pyopencl_ctx(spec: str):
@@ -169,13 +166,15 @@ def get_context(device):
     return _contexts[device]
 
 
-def get_queue(device):
-    """The one profiling-enabled cl.CommandQueue of `device`."""
-    if device not in _queues:
-        _queues[device] = cl.CommandQueue(
-            get_context(device), device,
-            properties=cl.command_queue_properties.PROFILING_ENABLE)
-    return _queues[device]
+def get_queue(device, context=None):
+    """The one profiling-enabled cl.CommandQueue of `device` in `context` (default: its
+    one context; another is that of a caller's pyopencl arrays)."""
+    context = context or get_context(device)
+    key = (device, context.int_ptr)
+    if key not in _queues:
+        _queues[key] = cl.CommandQueue(context, device,
+                                       properties=cl.command_queue_properties.PROFILING_ENABLE)
+    return _queues[key]
 
 
 def build_options(device) -> tuple[str, ...]:
@@ -197,7 +196,7 @@ def build_program(context, source: str, options: tuple = ()):
     source path and the build log when it does not build."""
     device = context.devices[0]
     digest = hashlib.sha256(source.encode()).hexdigest()
-    key = (device, digest, tuple(options))
+    key = (device, context.int_ptr, digest, tuple(options))
     if key not in _programs:
         _programs[key] = _build(context, device, source, list(options))
     return _programs[key]

@@ -18,6 +18,7 @@ from fcl.codegen import kir as K
 from fcl.codegen.opencl import kernel_symbol
 from fcl.codegen import plan as P
 from fcl.errors import ArgumentError, CompileError, CompilerBug, EvalError
+from fcl.runtime import calling as C
 from fcl.runtime import device as D
 
 DTYPES = {"int": np.int32, "float": np.float32, "double": np.float64, "bool": np.uint8}
@@ -31,23 +32,26 @@ class State:
     bufs: dict = field(default_factory=dict)
     bind: dict = field(default_factory=dict)
     events: list = field(default_factory=list)
+    inputs: set = field(default_factory=set)     # buffers that are the caller's pyopencl arrays
+    on_device: bool = False                      # leave an array result on the device
 
     def buffer(self, name: str):
         return self.bufs[self.bind.get(name, name)]
 
 
 class Launcher:
-    """One Plan built for one device."""
+    """One Plan built for one device (on FCL's context of the device, or on `context`: that of
+    the caller's pyopencl arrays)."""
 
-    def __init__(self, plan: P.Plan, source: str, device, spans: dict | None = None):
+    def __init__(self, plan: P.Plan, source: str, device, spans: dict | None = None, context=None):
         import pyopencl as cl
         self.cl = cl
         self.plan = plan
         self.source = source
         self.device = device
         self.spans = spans or {}
-        self.context = D.get_context(device)
-        self.queue = D.get_queue(device)
+        self.context = context or D.get_context(device)
+        self.queue = D.get_queue(device, self.context)
         options = D.build_options(device)
         self.limits = D.device_limits(device)
         for k in plan.kernels:      # before the build: a device compiler refuses oversized static arrays
@@ -103,11 +107,18 @@ class Launcher:
 
     def run(self, args: list):
         """(result, [(kernel name, seconds), ...]) for arguments already type-checked."""
+        result, profile = self.start(args)
+        return result, profile.kernels
+
+    def start(self, args: list, on_device: bool = False):
+        """(result, calling.Profile) for arguments already type-checked (numpy, Python values
+        or pyopencl arrays); with `on_device` an array result is a pyopencl array left on the
+        device, and nothing waits for the kernels."""
         self.check_block_size()
         st = self.bind_args(args)
+        st.on_device = on_device
         result = self.exec(self.plan.body, st)
-        times = [(name, (e.profile.end - e.profile.start) * 1e-9) for name, e in st.events]
-        return result, times
+        return result, C.Profile(st.events)
 
     def bind_args(self, args: list) -> State:
         cl = self.cl
@@ -118,7 +129,12 @@ class Launcher:
             leaves += parts
             st.env.update(shape)
         for spec, value in leaves:
-            if isinstance(spec, P.ArrayArg):
+            if isinstance(spec, P.ArrayArg) and C.is_device_array(value):
+                st.env[spec.length] = value.size
+                buf = C.device_buffer(value, self.queue, f"the array `{spec.name or spec.buffer}`")
+                st.bufs[spec.buffer] = buf or self.cl.Buffer(self.context, cl.mem_flags.READ_ONLY, 4)
+                st.inputs.add(spec.buffer)
+            elif isinstance(spec, P.ArrayArg):
                 host = np.ascontiguousarray(value, dtype=DTYPES[spec.ty])
                 st.env[spec.length] = len(host)
                 if host.size == 0:
@@ -213,6 +229,15 @@ class Launcher:
 
     def read_result(self, s: P.Result, st: State):
         n = self.size_of(s.length, st.env, "the result")
+        if st.on_device and s.kind != "scalar":
+            name = st.bind.get(s.buffer, s.buffer)
+            buf = st.bufs[name]
+            if name in st.inputs:       # the caller's own array: never hand it back as the result
+                nbytes = max(n, 1) * np.dtype(DTYPES[s.ty]).itemsize
+                buf = self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE, nbytes)
+                if n:
+                    self.cl.enqueue_copy(self.queue, buf, st.bufs[name], byte_count=nbytes)
+            return C.device_result(self.queue, buf, n, bool if s.ty == "bool" else DTYPES[s.ty])
         host = np.empty(max(n, 1), dtype=DTYPES[s.ty])
         self.cl.enqueue_copy(self.queue, host, st.buffer(s.buffer))
         host = host[:n]

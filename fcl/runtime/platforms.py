@@ -17,8 +17,9 @@ user-facing errors on top of it.
   it builds, else a one-line reason.
 * `default_device(devices)`: the first CPU device, PoCL before others, that is
   not the Oclgrind simulator and passes the probe; else any such device that
-  passes; None when there is none.  `default_context()` is what a printed
-  module uses: PYOPENCL_CTX when set, else a context on the default device.
+  passes; None when there is none.  `default_context(spec)` is what a printed
+  module uses: the device matching `spec` (`--device`), else PYOPENCL_CTX when
+  set, else a context on the default device.
 """
 import hashlib
 import os
@@ -266,10 +267,26 @@ def all_devices() -> list:
     return out
 
 
-def default_context():
-    """A pyopencl Context: PYOPENCL_CTX's choice when it is set, else the default
-    device's; RuntimeError naming every device and why it cannot build when none can."""
+def matches(device, spec: str) -> bool:
+    """Whether `spec` is a case-insensitive substring of the device, platform or vendor name."""
+    spec = spec.lower()
+    return any(spec in text.lower() for text in (device.name, device.platform.name, device.platform.vendor))
+
+
+def default_context(spec=None):
+    """A pyopencl Context: on the first device matching `spec` (as `fclc --device`) that
+    can build kernels, else PYOPENCL_CTX's choice when it is set, else the default device's;
+    RuntimeError naming the devices and why they cannot build when none can."""
     import pyopencl as cl
+    if spec:
+        devices = all_devices()
+        found = [d for d in devices if matches(d, spec)]
+        for d in found:
+            if probe(d) is None:
+                return cl.Context([d])
+        whys = "; ".join(f"{describe(d)}: {probe(d)}" for d in found)
+        raise RuntimeError(f"no OpenCL device matching {spec!r} can build kernels "
+                           f"({whys or 'devices present: ' + ', '.join(describe(d) for d in devices)})")
     if os.environ.get("PYOPENCL_CTX"):
         register_intel_cpu_runtime()
         return cl.create_some_context(interactive=False)

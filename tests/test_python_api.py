@@ -1,0 +1,114 @@
+"""Entry points from Python (issue 13): the program's parameter names (keyword arguments, a
+signature and a docstring with the FCL type), ArgumentErrors naming the parameters, device
+choice, pyopencl arrays in and out without host copies, and per-call kernel profiles; both
+for `Program.compile(...)` kernels and for the module `fclc compile --emit py` writes (run
+in-process here; tests/test_codegen.py runs such modules with pyopencl alone)."""
+import importlib.util
+import inspect
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fcl
+from fcl.cli import main
+from fcl.runtime.calling import bind_arguments, python_names
+
+REPO = Path(__file__).resolve().parents[1]
+REVERSE = str(REPO / "examples" / "reverse.fcl")
+
+
+def device_or_skip():
+    from fcl.runtime.device import choose_device
+    try:
+        return choose_device(None, notes=False)
+    except Exception as e:      # no usable OpenCL device: the device tests skip
+        pytest.skip(f"no OpenCL device: {e}")
+
+
+def test_binding_by_position_and_name_and_its_errors():
+    names = ["chunkSize", "arr"]
+    assert bind_arguments("f", names, (4,), {"arr": [1]}) == [4, [1]]
+    assert bind_arguments("f", names, (), {"arr": [1], "chunkSize": 2}) == [2, [1]]
+    assert bind_arguments("f", names, ([1],), {}, {0: 8}) == [8, [1]]       # a static one left out
+    for args, kwargs, text in (((4,), {}, "takes 2 arguments but 1 was given (its parameters: `chunkSize`, `arr`)"),
+                               ((4, [1], 2), {}, "takes 2 arguments but 3 were given"),
+                               ((4,), {"ar": [1]}, "has no parameter named `ar` (its parameters: `chunkSize`, `arr`)"),
+                               ((4,), {"chunkSize": 2}, "argument 1 (`chunkSize`) of `f` is given twice"),
+                               ((), {"chunkSize": 2}, "`arr` is missing")):
+        with pytest.raises(fcl.ArgumentError) as info:
+            bind_arguments("f", names, args, kwargs)
+        assert text in info.value.message
+    assert python_names(["x'", "lambda", "self", "x_"], 5) == ["x_", "lambda_", "self_", "x__", "arg5"]
+
+
+def test_kernel_signature_and_docstring_carry_the_fcl_type():
+    k = fcl.load_file(REVERSE).compile("revDistribute")
+    assert str(inspect.signature(k)) == "(chunkSize, arr)"
+    doc = inspect.getdoc(k)
+    assert "revDistribute : int -> ['a] -> ['a]<grid>" in doc
+    assert "chunkSize : int -- a Python int (32-bit)" in doc and "arr : ['a] -- a 1-D array" in doc
+    tiled = fcl.load_file(str(REPO / "examples" / "transpose.fcl")).compile("transposeTiled", static={"tileDim": 4})
+    assert "Static (compiled in; may be left out): tileDim = 4." in tiled.__doc__
+    with pytest.raises(fcl.ArgumentError, match='result must be "host" or "device"'):
+        fcl.load_file(REVERSE).compile("revGrid", result="gpu")
+
+
+def test_keyword_arguments_device_arrays_and_profiles():
+    import pyopencl as cl
+    import pyopencl.array as cla
+    device_or_skip()
+    prog = fcl.load_file(REVERSE)
+    k = prog.compile("revDistribute")
+    assert list(k(arr=np.arange(8, dtype=np.int32), chunkSize=4)) == [7, 6, 5, 4, 3, 2, 1, 0]
+    assert [name for name, _ in k.last_profile.kernels] == ["revDistribute"]
+    assert k.last_profile.total > 0 and "total" in str(k.last_profile)
+    with pytest.raises(fcl.ArgumentError, match=r"takes 2 arguments but 1 was given \(its parameters"):
+        k(4)
+    on_device = prog.compile("revGrid", result="device")
+    x = cla.to_device(on_device.queue, np.arange(10, dtype=np.int32))
+    y = on_device(x)                        # stays on the device, and is the next call's input
+    z = on_device(arr=y)
+    assert isinstance(y, cla.Array) and isinstance(z, cla.Array)
+    assert list(z.get()) == list(range(10)) and list(x.get()) == list(range(10))
+    # arrays of another context run there; a dtype the parameter takes is converted on the device
+    queue = cl.CommandQueue(cl.Context([x.queue.device]))
+    assert list(k(2, cla.to_device(queue, np.arange(5, dtype=np.int16)))) == [3, 2, 1, 0]
+    assert list(k(2, cla.to_device(queue, np.arange(6, dtype=np.float64))[1:])) == [4.0, 3.0, 2.0, 1.0]
+    with pytest.raises(fcl.ArgumentError, match=r"argument 2 \(`arr`\): expected \[int\], found a pyopencl array of int64"):
+        k(2, cla.to_device(queue, np.arange(6, dtype=np.int64)))
+    with pytest.raises(fcl.ArgumentError, match="different OpenCL contexts"):
+        fcl.load("sig f : [int] -> [int] -> [int]<grid>\nfun f a b = push <grid> (zipWith (fn x => fn y => x + y) a b)").compile("f")(
+            x, cla.to_device(queue, np.arange(10, dtype=np.int32)))
+
+
+def emitted_module(tmp_path, *argv):
+    out = tmp_path / "kmod.py"
+    assert main(["compile", *argv, "--emit", "py", "-o", str(out)]) == 0
+    spec = importlib.util.spec_from_file_location("kmod", out)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_emitted_module_names_profiles_and_device_arrays(tmp_path):
+    import pyopencl.array as cla
+    device_or_skip()
+    mod = emitted_module(tmp_path, REVERSE, "-e", "revDistribute", "-e", "revGrid")
+    assert str(inspect.signature(mod.Kernels.revDistribute)) == "(self, chunkSize, arr)"
+    assert "revDistribute : int -> ['a] -> ['a]<grid>" in mod.Kernels.revDistribute.__doc__
+    assert "arr : [int] -- a 1-D array of int32" in mod.Kernels.revDistribute.__doc__
+    k = mod.Kernels()
+    assert list(k.revDistribute(arr=np.arange(5), chunkSize=2)) == [3, 2, 1, 0]
+    assert [name for name, _ in k.last_profile.kernels] == ["revDistribute"] and len(k.last_times) == 1
+    with pytest.raises(mod.ArgumentError, match=r"takes 2 arguments but 1 was given \(its parameters: "
+                                                r"`chunkSize`, `arr`\)"):
+        k.revDistribute(2)
+    dev = mod.Kernels(device=k.queue.device.name.strip()[:6], result="device")
+    x = cla.to_device(dev.queue, np.arange(6, dtype=np.int32))
+    y = dev.revGrid(dev.revGrid(x))
+    assert isinstance(y, cla.Array) and list(y.get()) == list(range(6))
+    with pytest.raises(RuntimeError, match="no OpenCL device matching 'no-such-device'"):
+        mod.Kernels(device="no-such-device")
+    sys.modules.pop("kmod", None)
