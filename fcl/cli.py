@@ -339,6 +339,8 @@ def cmd_eval(args):
     emit_result(args, result)
     if args.cost and report is not None:
         print(report.format())
+        for note in prog.dropping_notes(args.entry):
+            print(note)
 
 
 def cmd_run(args):

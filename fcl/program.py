@@ -121,6 +121,28 @@ class Program:
             e = e.body
         return names
 
+    def dropping_notes(self, name: str) -> list[str]:
+        """`FILE:LINE:COL: note` for each use of a prelude function that leaves elements out
+        without an error (DROPPING) in declaration `name` or the declarations it uses."""
+        if not self.prelude:
+            return []
+        decls = [d for d in self.ast.decls if isinstance(d, A.Val)]
+        own = {d.name for d in decls}
+        notes, seen = [], set()
+        todo = [max((k for k, d in enumerate(decls) if d.name == name), default=None)]
+        while todo:
+            k = todo.pop()
+            if k is None or k in seen:
+                continue
+            seen.add(k)
+            for use in A.free_uses(decls[k].value):
+                if use.name in own:     # the newest declaration of that name before this one
+                    todo.append(max((j for j in range(k) if decls[j].name == use.name), default=None))
+                elif use.name in DROPPING and use.span is not NO_SPAN:
+                    notes.append((use.span.source.name, use.span.start,
+                                  f"{use.span.location()}: note: `{use.name}` {DROPPING[use.name]}"))
+        return [text for *_, text in sorted(set(notes))]
+
     def span_of(self, name: str):
         for d in reversed(self.ast.decls):
             if isinstance(d, A.Val) and d.name == name:
@@ -190,6 +212,20 @@ class Program:
         kernel.result = result
         return kernel
 
+
+# Prelude functions that leave elements out without an error, and what a note says of a use
+# (`fclc compile --explain`, `fclc eval --cost`; docs/language.md section 6).
+DROPPING = {
+    "halve": "splits an odd length unevenly (the second half is one longer): `zipWith` of the "
+             "halves leaves out the last element",
+    "evenOdds": "splits an odd length unevenly (the first part is one longer): `zipWith` of the "
+                "parts leaves out the last element",
+    "splitUp": "leaves out the last `length mod n` elements (n: the part size); `pad n x` the "
+               "array first to keep them",
+    "coalesce": "leaves out the last `length mod n` elements (n: the number of parts); `pad n x` "
+                "the array first to keep them",
+    "split2DGrid": "leaves out the rows and columns past the last whole t x t tile",
+}
 
 STATIC_LIMIT = 8     # distinct values of one argument that get static builds of their own
 # When #NumGroups is not given and the program does not read it, a launch takes up to
@@ -374,8 +410,11 @@ class Kernel:
         return dumps[after]
 
     def explain(self) -> str:
+        """The host plan in the program's terms, then notes on prelude functions that leave
+        elements out."""
         from fcl.codegen.plan import explain
-        return explain(self.plan, self.program.param_names(self.name))
+        notes = self.program.dropping_notes(self.name)
+        return explain(self.plan, self.program.param_names(self.name)) + "".join("\n" + n for n in notes)
 
     def plan_json(self) -> str:
         from fcl.codegen.plan import json_text

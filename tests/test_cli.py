@@ -279,6 +279,31 @@ def test_explain_speaks_the_programs_language():
     assert " mul " not in text and " div " not in text and "arg1 " not in text
 
 
+DROPS = """sig pairSums : [int] -> [int]<grid>
+fun pairSums a = let h = halve a in push <grid> (zipWith (fn x => fn y => x + y) (fst h) (snd h))
+sig twice : [int] -> [int]<grid>
+fun twice a = pairSums (mapPull (fn x => 2 * x) a)
+sig parts : int -> [int] -> [int]<grid>
+fun parts n a = let splitUp = fn k => fn b => b in push <grid> (splitUp n a)
+"""
+
+
+def test_explain_and_cost_note_prelude_functions_that_drop_elements(capsys, tmp_path):
+    """A use of `halve` (`splitUp`, `coalesce`, ...) in the entry or a declaration it calls gets a
+    located note; a local of the same name does not."""
+    f = tmp_path / "d.fcl"
+    f.write_text(DROPS)
+    code, out, _ = fclc(capsys, "compile", str(f), "-e", "twice", "--explain")
+    note = f"{f}:2:26: note: `halve` splits an odd length unevenly"
+    assert code == 0 and out.splitlines()[-1].startswith(note), out
+    code, out, _ = fclc(capsys, "eval", str(f), "-e", "twice", "[1, 2, 3]", "--cost")
+    assert code == 0 and out.startswith("[6]\n") and out.splitlines()[-1].startswith(note)
+    code, out, _ = fclc(capsys, "compile", str(f), "-e", "parts", "--explain")
+    assert code == 0 and "note:" not in out
+    import fcl
+    assert fcl.load(DROPS, prelude=True).dropping_notes("parts") == []
+
+
 def test_explain_local_bytes_count_every_warps_copy():
     import fcl
     text = fcl.load_file(str(ROOT / "examples" / "scan.fcl")).compile("scanWarpChunks", block_size=64).explain()

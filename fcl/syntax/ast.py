@@ -283,3 +283,26 @@ class Val(Decl):
 class Program:
     decls: tuple[Decl, ...]
     span: Span = _span()
+
+
+def free_uses(e: Expr) -> list[Var]:
+    """The `Var` nodes of `e` that no `fn` or `let` inside `e` binds, in source order
+    (an explicit stack: programs nest deeper than Python's recursion limit)."""
+    out, stack = [], [(e, frozenset())]
+    while stack:
+        node, bound = stack.pop()
+        if isinstance(node, Var):
+            if node.name not in bound:
+                out.append(node)
+            continue
+        if isinstance(node, Lam):
+            kids = [(node.body, bound | {node.param})]
+        elif isinstance(node, Let):
+            kids = [(node.value, bound), (node.body, bound | {node.name})]
+        elif isinstance(node, ArrayLit):
+            kids = [(x, bound) for x in node.elems]
+        else:
+            kids = [(getattr(node, f), bound) for f in node.__dataclass_fields__
+                    if isinstance(getattr(node, f), Expr)]
+        stack.extend(reversed(kids))
+    return out

@@ -8,6 +8,7 @@ host program:
   alloc out2 : int[chunkSize * (lengthPull arr / chunkSize)]
   launch revDistribute on min(#NumGroups, max(1, lengthPull arr / chunkSize)) work-groups x 256 work-items (in1_1, out2, arg0, n1)
   result: array in out2, length chunkSize * (lengthPull arr / chunkSize)
+examples/reverse.fcl:9:3: note: `splitUp` leaves out the last `length mod n` elements (n: the part size); `pad n x` the array first to keep them
 
 #pragma OPENCL FP_CONTRACT OFF
 

@@ -11,6 +11,8 @@ host program:
   alloc out2 : int[lengthPull arr / 512]
   launch sumGrid on min(#NumGroups, max(1, lengthPull arr / 512)) work-groups x 256 work-items (in0_1, out2, n0)
   result: array in out2, length lengthPull arr / 512
+examples/reduce.fcl:10:11: note: `halve` splits an odd length unevenly (the second half is one longer): `zipWith` of the halves leaves out the last element
+examples/reduce.fcl:24:6: note: `splitUp` leaves out the last `length mod n` elements (n: the part size); `pad n x` the array first to keep them
 
 #pragma OPENCL FP_CONTRACT OFF
 

@@ -10,6 +10,7 @@ host program:
   alloc out2 : int[tileDim * tileDim * (cols / tileDim * (rows / tileDim))]
   launch transposeTiled on min(#NumGroups, max(1, cols / tileDim * (rows / tileDim))) work-groups x 256 work-items (in3_1, out2, arg0, arg1, arg2)
   result: array in out2, length tileDim * tileDim * (cols / tileDim * (rows / tileDim))
+examples/transpose.fcl:13:3: note: `split2DGrid` leaves out the rows and columns past the last whole t x t tile
 
 #pragma OPENCL FP_CONTRACT OFF
 
