@@ -185,6 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="-O0: only the required passes; -O1 (default): every optimising pass")
     passes.add_argument("--no-pass", action="append", default=[], metavar="NAME",
                         help="switch one optimising pass off (repeatable; `fclc compile --passes` lists them)")
+    passes.add_argument("--no-bounds-checks", action="store_true",
+                        help="no device check of `index` (where the compiler cannot prove an index in range, "
+                             "one out of range then reads an unspecified element or memory outside the array)")
 
     p = argparse.ArgumentParser(prog="fclc", description="FCL: low-level functional GPU kernels",
                                 epilog="quick start:\n  fclc run examples/reverse.fcl -e revDistribute 4 iota:16\n"
@@ -295,7 +298,8 @@ def hw_options(args) -> dict:
 def compile_options(args, dump_after=()) -> dict:
     """Hardware and pass options of `compile`, `run` and `bench`."""
     return {**hw_options(args), "device": args.device, "opt_level": args.opt_level,
-            "no_pass": args.no_pass, "dump_after": dump_after, **static_args(args)}
+            "no_pass": args.no_pass, "dump_after": dump_after, "bounds_checks": not args.no_bounds_checks,
+            **static_args(args)}
 
 
 def static_args(args) -> dict:

@@ -191,7 +191,7 @@ class Program:
 
     def compile(self, name: str, block_size=None, warp_size=None, num_groups=None, device=None,
                 opt_level=None, no_pass=(), dump_after=(), static=None, dynamic=None,
-                result: str = "host") -> "Kernel":
+                result: str = "host", bounds_checks=True) -> "Kernel":
         """A callable kernel for entry `name` (OpenCL, built on first use per argument types and
         static values).  `device`: a substring of a device, platform or vendor name (as
         `fclc --device`; default: PYOPENCL_CTX, else fclc's default device).  `result="device"`
@@ -201,10 +201,11 @@ class Program:
         of each call, unless `dynamic` names it (a list of names or positions, or True for all).
         opt_level 0 runs only the required passes; `no_pass` names optimising passes to
         skip; `dump_after` names passes whose kernel IR `Kernel.kir(after=NAME)` returns
-        (fcl.codegen.passes.PIPELINE lists them)."""
+        (fcl.codegen.passes.PIPELINE lists them).  `bounds_checks=False` leaves out the device's
+        checks of `index` (docs/language.md, "Bounds checks")."""
         from fcl.codegen.passes import PassOptions
         self.scheme(name)
-        options = PassOptions.make(opt_level, no_pass, dump_after)
+        options = PassOptions.make(opt_level, no_pass, dump_after, bounds_checks=bounds_checks)
         if result not in ("host", "device"):
             raise ArgumentError(f"result must be \"host\" or \"device\", not {result!r}")
         kernel = Kernel(self, name, hardware(block_size, warp_size, num_groups), device, options, static, dynamic,
@@ -361,7 +362,7 @@ class Kernel:
         if key not in self._builds:
             plan, spans = lower_entry(list(self.program.decls), self.name, list(arg_types), self.hw,
                                       self.program.span_of(self.name), dict(static), self.param_names,
-                                      self.launch_groups)
+                                      self.launch_groups, bounds_checks=self.options.bounds_checks)
             plan, dumps = run_pipeline(plan, self.options)
             self._builds[key] = Build(plan, render(plan), spans, dumps)
         return self._builds[key]
@@ -478,8 +479,8 @@ class Kernel:
         (fcl.runtime.emulate; slow, for small inputs and for testing passes)."""
         from fcl.runtime.emulate import Emulator
         values = self.coerce(args)
-        plan = self.specialise(self.arg_types(values), self.static_values(values)).plan
-        return Emulator(plan).run(values)[0]
+        build = self.specialise(self.arg_types(values), self.static_values(values))
+        return Emulator(build.plan, build.spans).run(values)[0]
 
     def run(self, *args, **kwargs):
         """(result, [(kernel name, seconds)]) on the device."""

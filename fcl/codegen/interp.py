@@ -219,6 +219,12 @@ class KernelRun:
             return {"int": S.int_neg, "float": S.float_neg, "double": S.double_neg}[e.ty](a)
         if t is K.Call:
             return self.call(e, wi)
+        if t is K.Checked:
+            i, n = self.ev(e.index, wi), self.ev(e.length, wi)
+            if 0 <= i < n:
+                return i
+            K.record_failure(self.array(e.buf, wi), e.site, i, n)
+            return 0
         raise CompilerBug(f"cannot interpret {t.__name__}")
 
     def binary(self, e: K.Bin, wi: WorkItem):

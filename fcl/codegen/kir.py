@@ -136,6 +136,43 @@ class Load(Expr):
     index: Expr
 
 
+@dataclass(frozen=True)
+class Checked(Expr):
+    """A bounds-checked index (an int): `index` when 0 <= index < `length`; otherwise
+    the failure is recorded in the int buffer `buf` (see `record_failure`) and the
+    value is 0, so the read it feeds stays inside memory.  `site` numbers the
+    `index` of the program that made it (plan.CheckBounds says where it is)."""
+    index: Expr
+    length: Expr
+    buf: str
+    site: int
+
+
+# What a bounds buffer holds (4 ints, zero when allocated): the bits of the sites that
+# failed (bit min(site, BOUNDS_BIT_CAP)), then the site, index and length of the first
+# failure recorded.
+BOUNDS_WORDS = 4
+BOUNDS_BIT_CAP = 30
+
+
+class IndexOutOfRange(Exception):
+    """A checked index out of range, found while evaluating a host expression."""
+
+    def __init__(self, site: int, index: int, length: int):
+        super().__init__(site, index, length)
+        self.site, self.index, self.length = site, index, length
+
+
+def record_failure(err, site: int, index: int, length: int):
+    """What a failing check does to its bounds buffer `err` (a sequence of 4 ints),
+    on every device and in the interpreter: set the site's bit; the first failure
+    also records its site, index and length."""
+    old = int(err[0])
+    err[0] = old | (1 << min(site, BOUNDS_BIT_CAP))
+    if old == 0:
+        err[1], err[2], err[3] = site, index, length
+
+
 class Hw(Name):
     """Hardware indices and counts of the work-item running the code."""
     LID = "lid"                    # local id, [0, #BlockSize)
@@ -467,6 +504,13 @@ def lt(a, b):
     return binop("lt", a, b)
 
 
+def checked(index: Expr, length: Expr, buf: str, site: int) -> Expr:
+    """`Checked` unless the index is a constant that is known to be in range."""
+    if isinstance(index, Const) and isinstance(length, Const) and 0 <= index.value < length.value:
+        return index
+    return Checked("int", index, length, buf, site)
+
+
 def select(c: Expr, a: Expr, b: Expr) -> Expr:
     if isinstance(c, Const):
         return a if c.value else b
@@ -631,7 +675,7 @@ def buffers_used(stmts) -> set[str]:
         if isinstance(s, DeclPtr):
             names.add(s.init)
         for e in stmt_exprs(s):
-            names.update(n.buf for n in walk_expr(e) if isinstance(n, Load))
+            names.update(n.buf for n in walk_expr(e) if isinstance(n, (Load, Checked)))
     return names
 
 
@@ -662,6 +706,11 @@ def eval_host(e: Expr, env: dict[str, object]):
         return 1 if eval_host(e.args[0], env) else 0
     if isinstance(e, Call) and e.fn == "abs" and e.ty == "int":
         return scalars.wrap(abs(eval_host(e.args[0], env)))
+    if isinstance(e, Checked):
+        i, n = eval_host(e.index, env), eval_host(e.length, env)
+        if not 0 <= i < n:
+            raise IndexOutOfRange(e.site, i, n)
+        return i
     raise LookupError(type(e).__name__)
 
 
@@ -684,6 +733,8 @@ def format_expr(e: Expr) -> str:
         return f"({format_expr(e.cond)} ? {format_expr(e.a)} : {format_expr(e.b)})"
     if isinstance(e, Load):
         return f"{e.buf}[{format_expr(e.index)}]"
+    if isinstance(e, Checked):
+        return f"check#{e.site}({format_expr(e.index)} < {format_expr(e.length)})"
     return repr(e)
 
 

@@ -106,9 +106,10 @@ HOST_CALLS = ("min", "max", "b2i", "abs")    # calls kir.eval_host can compute i
 class Builder:
     """Fresh names, buffers and the kernels of one entry point."""
 
-    def __init__(self, hw: dict[str, int], dry: bool = False):
+    def __init__(self, hw: dict[str, int], dry: bool = False, checks: bool = True):
         self.hw = hw
         self.dry = dry
+        self.checks = checks                    # bounds-check every `index` (see `checked_index`)
         self.counter = 0
         self.globals: list[BufRec] = []
         self.kernels: list[tuple[list, list, list]] = []   # (stmts, locals, privates)
@@ -122,6 +123,27 @@ class Builder:
         self.host_vars: list[K.Param] = []
         self.guard: BufRec | None = None        # see _guarded_loop
         self.guarded: list[str] = []
+        self.bounds: BufRec | None = None       # see checked_index
+        self.sites: list[Span | None] = []
+        self.parent: Builder | None = None      # a dry probe whose expressions the real plan keeps
+
+    def checked_index(self, i: K.Expr, n: K.Expr) -> K.Expr:
+        """`i` as the index of an `index` at the current span into an array of length n:
+        a `K.Checked` (a site of its own, recording a failure in the plan's bounds buffer)
+        unless checks are off; the `bounds` pass removes those the range analysis proves."""
+        root = self.parent or self
+        if not root.checks or isinstance(K.checked(i, n, "", -1), K.Const):
+            return i
+        if root.dry:            # a probe whose code is thrown away
+            return K.checked(i, n, "", -1)
+        if root.bounds is None:         # (named without the counter: other names stay as they were)
+            root.bounds = BufRec("bounds", "global", K.cint(K.BOUNDS_WORDS), "device bounds checks", None,
+                                 "bounds", ty="int")
+            root.bufs[root.bounds.name] = root.bounds
+            root.globals.append(root.bounds)
+            root.host.append(P.Alloc(root.bounds.name))
+        root.sites.append(self.span)
+        return K.checked(i, n, root.bounds.name, len(root.sites) - 1)
 
     def host_computable(self, e: K.Expr) -> bool:
         """True when the host can compute `e` from the arguments (sizes stay so)."""
@@ -911,6 +933,7 @@ def _host_final_length(ctx, cond, step, n, level, ty, origin: str):
         return None
     var = K.Var("int", b.fresh("hlen"))
     probe = Builder(b.hw, dry=True)
+    probe.parent = b            # its condition and lengths become host code of this plan
     probe.params = set(b.params) | {var.name}
     probe.counter = b.counter + 100000
     probe.span = b.span
@@ -1215,7 +1238,7 @@ def primitives() -> dict[str, SVal]:
         return SPull(n.e, lambda c, i: apply(c, f, SScalar(i)))
 
     def index(ctx, arr, i):
-        return arr.at(ctx, i.e)
+        return arr.at(ctx, ctx.b.checked_index(i.e, arr.n))
 
     def map_pull(ctx, f, arr):
         return SPull(arr.n, lambda c, i: apply(c, f, arr.at(c, i)))
@@ -1294,14 +1317,15 @@ SCALAR_TYPES = {"int", "float", "double", "bool"}
 
 
 def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], entry_span=None,
-                static: dict | None = None, names=(), launch_groups: int | None = None):
+                static: dict | None = None, names=(), launch_groups: int | None = None,
+                bounds_checks: bool = True):
     """Compile declaration `name`, applied to arguments of `arg_types`:
     (Plan, {buffer name: span of the force/while it holds}).  `static`: {position:
     value} of scalar arguments compiled in as constants; `names`: parameter names.
     `launch_groups`: when the program never reads #NumGroups, the most work-groups
     a launch may take (instead of #NumGroups): a part per work-group up to it."""
     lw = Lowerer(decls, hw)
-    b = Builder(hw)
+    b = Builder(hw, checks=bounds_checks)
     b.span = entry_span
     ctx = Ctx(b, GRID, None, top=True)
     params, args = [], []
@@ -1317,7 +1341,14 @@ def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], e
     if launch_groups and "#NumGroups" not in lw.hw_read:
         hw = dict(hw, **{"#NumGroups": launch_groups})
     plan = assemble(b, name, args, params, result, hw)
-    return plan, {n: r.span for n, r in b.bufs.items()}
+    spans = {n: r.span for n, r in b.bufs.items()}
+    spans.update({site_key(k): span for k, span in enumerate(b.sites)})
+    return plan, spans
+
+
+def site_key(k: int) -> str:
+    """The key of checked `index` number k in lower_entry's spans."""
+    return f"index site {k}"
 
 
 def entry_arg(b: Builder, t: T.Type, k: int, params, args, static: dict, name: str) -> SVal:
@@ -1467,10 +1498,16 @@ def assemble(b: Builder, name, args, params, result: P.Result, hw) -> P.Plan:
     buffers = tuple(frozen(r) for r in b.globals)
 
     checks = (P.CheckSteps(b.guard.name, tuple(b.guarded)),) if b.guard is not None and b.guarded else ()
+    bounds = ()
+    if b.bounds is not None:
+        bounds = (P.CheckBounds(b.bounds.name, tuple(site_text(span) for span in b.sites)),)
+        checks = bounds + checks
 
     def resolve(stmts) -> tuple:
         out = []
         for s in stmts:
+            if isinstance(s, P.ReadScalar):
+                out.extend(bounds)      # a value read back means nothing after a failed check
             if isinstance(s, PendingLaunch):
                 k = kernels[s.index]
                 s = P.Launch(k.name, tuple(grid_groups(b, k.body, hw["#BlockSize"])),
@@ -1483,6 +1520,11 @@ def assemble(b: Builder, name, args, params, result: P.Result, hw) -> P.Plan:
     return P.Plan(entry=name, args=tuple(args), params=all_params, buffers=buffers, kernels=tuple(kernels),
                   body=resolve(b.host) + checks + (result,), block_size=hw["#BlockSize"], warp_size=hw["#WarpSize"],
                   num_groups=hw["#NumGroups"])
+
+
+def site_text(span: Span | None) -> str:
+    """Where a checked `index` is, as `file:line:col`."""
+    return span.location() if span is not None else "?"
 
 
 def frozen(r: BufRec) -> K.Buffer:

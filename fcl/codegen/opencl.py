@@ -34,6 +34,17 @@ static inline int fcl_abs(int a) {{ return a < 0 ? fcl_neg(a) : a; }}
 static inline int fcl_skew(int i) {{ return i + (i >> 5); }}
 """
 
+CHECK = """\
+/* a bounds-checked index (fclc --no-bounds-checks leaves them out): outside [0, n) it sets
+   the site's bit in err[0], the first failure also stores its site, index and length,
+   and the index becomes 0, so the read stays inside the buffer */
+static inline int fcl_check(int i, int n, __global int* err, int site) {
+  if (i >= 0 && i < n) return i;
+  if (atomic_or(&err[0], 1 << min(site, %d)) == 0) { err[1] = site; err[2] = i; err[3] = n; }
+  return 0;
+}
+""" % K.BOUNDS_BIT_CAP
+
 MINMAX = "static inline {t} fcl_min_{t}({t} a, {t} b) {{ return b < a ? b : a; }}\n" \
          "static inline {t} fcl_max_{t}({t} a, {t} b) {{ return a < b ? b : a; }}\n"
 
@@ -100,6 +111,8 @@ class OpenCLRenderer:
         for t in ("int", "float", "double"):
             if f"fcl_min_{t}" in text or f"fcl_max_{t}" in text:
                 out += MINMAX.format(t=t)
+        if "fcl_check(" in text:
+            out += CHECK
         return out
 
     def source_text_all(self) -> str:
@@ -122,7 +135,7 @@ class OpenCLRenderer:
         params = {p.name: p for p in self.prog.params}
         for b in (self.buffers[name] for name in uses.buffers):
             qual = "const " if b.role == "input" else ""
-            restrict = " restrict" if b.role == "input" or b.name not in written else ""
+            restrict = " restrict" if b.role == "input" or (b.name not in written and b.role != "bounds") else ""
             out.append(f"{self.global_kw} {qual}{STORAGE[b.ty]}*{restrict} {b.name}  /* {self.describe(b)} */")
         for p in (params[name] for name in uses.params):
             out.append(f"const {'int' if p.ty == 'bool' else p.ty} {p.name}")
@@ -252,6 +265,8 @@ class OpenCLRenderer:
             return f"-{self.expr(e.a, 14)}", 14
         if isinstance(e, K.Call):
             return self.call(e), atom
+        if isinstance(e, K.Checked):
+            return f"fcl_check({self.expr(e.index)}, {self.expr(e.length)}, {e.buf}, {e.site})", atom
         if isinstance(e, K.Bin):
             return self.binary(e)
         raise CompilerBug(f"cannot render expression {type(e).__name__}")

@@ -21,6 +21,12 @@ buffers, the kernels and the host program `body`, a sequence of:
   buffer `loops[k]` stopped with its condition still true, on an empty array
   or (bit CAPPED also set) after MAX_DEVICE_STEPS steps: a run-time error
   located at that `while`;
+* `CheckBounds(buffer, sites)`: read the bounds buffer (kir.BOUNDS_WORDS ints,
+  zero when allocated; see `kir.record_failure`): when a checked `index` (a
+  `kir.Checked`) was out of range, a run-time error located at `sites[k]` (the
+  `file:line:col` of that `index`) for the site k recorded first.  It stands
+  after the last launch and before every ReadScalar (a value read back may be
+  garbage after a failure);
 * `Result(kind, buffer, ty, length)`: the value the entry returns (last).
 
 Host expressions are kernel-IR expressions over `params` (`kir.eval_host`).
@@ -200,6 +206,12 @@ def never_ends(length: int) -> str:
             "and the condition still holds")
 
 
+@dataclass(frozen=True)
+class CheckBounds(HostStmt):
+    buffer: str
+    sites: tuple[str, ...]
+
+
 # A device-side (block, warp or thread level) while stops after this many steps
 # and reports it through its plan's CheckSteps: a loop that never ends must not
 # hang the device (the evaluator reports one that makes no progress).
@@ -245,6 +257,12 @@ class Plan:
 
     def buffer(self, name: str) -> K.Buffer:
         return next(b for b in self.buffers if b.name == name)
+
+    def check_count(self) -> int:
+        """The bounds checks (`kir.Checked`) left in the kernels and the host program."""
+        exprs = [e for k in self.kernels for s in K.walk_stmts(k.body) for e in K.stmt_exprs(s)]
+        exprs += [e for s in walk(self.body) for e in vars(s).values() if isinstance(e, K.Expr)]
+        return sum(isinstance(x, K.Checked) for e in exprs for x in K.walk_expr(e))
 
 
 def walk(stmts) -> Iterator[HostStmt]:
@@ -365,6 +383,10 @@ def host_stmt_text(plan: Plan, s: HostStmt, fmt=K.format_expr) -> str:
         return f"{s.var} := read {s.buffer}[0]"
     if isinstance(s, CheckSteps):
         return f"check {s.buffer}: no device while was stopped by its guard ({', '.join(s.loops)})"
+    if isinstance(s, CheckBounds):
+        n = len(s.sites)
+        return (f"check {s.buffer}: no index was out of range ({plan.check_count()} device checks left "
+                f"of {n} `index`{'es' * (n != 1)})")
     if isinstance(s, Result):
         return f"result: {s.kind} in {s.buffer}, length {fmt(s.length)}"
     if isinstance(s, Loop):
@@ -455,8 +477,10 @@ def _stmt_json(s: HostStmt) -> dict:
         doc = {"op": "set" if isinstance(s, SetVar) else "result"}
         doc.update({k: K.format_expr(v) if isinstance(v, K.Expr) else v for k, v in vars(s).items()})
         return doc
-    ops = {Alloc: "alloc", Bind: "bind", Swap: "swap", ReadScalar: "read", CheckSteps: "check_steps"}
-    return {"op": ops[type(s)], **vars(s)}
+    ops = {Alloc: "alloc", Bind: "bind", Swap: "swap", ReadScalar: "read", CheckSteps: "check_steps",
+           CheckBounds: "check_bounds"}
+    doc = {"op": ops[type(s)], **vars(s)}
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in doc.items()}
 
 
 def json_text(plans: list[Plan]) -> str:

@@ -70,6 +70,18 @@ def _scalar(value, fcl_type, position, name):
     raise ArgumentError(f"{_what(position, name)}: expected {fcl_type}, found {found}")
 
 
+def _out_of_range(where, index, length):
+    return IndexError(f"{where}: index {index} out of range for an array of length {length} "
+                      f"(found by the device's bounds check for these arguments)")
+
+
+def _checked(index, length, where):
+    """A bounds-checked index computed on the host (a size that reads an array)."""
+    if not 0 <= index < length:
+        raise _out_of_range(where, index, length)
+    return index
+
+
 def _wrap(x):
     return ((x + 2**31) % 2**32) - 2**31
 
@@ -205,6 +217,8 @@ def py_expr(e: K.Expr) -> str:
         return f"({py_expr(e.a)} if {py_expr(e.cond)} else {py_expr(e.b)})"
     if isinstance(e, K.Call) and e.fn in ("min", "max"):
         return f"{e.fn}({py_expr(e.args[0])}, {py_expr(e.args[1])})"
+    if isinstance(e, K.Checked):
+        return f"_checked({py_expr(e.index)}, {py_expr(e.length)}, _sites[{e.site}])"
     raise ValueError(f"not a host expression: {K.format_expr(e)}")
 
 
@@ -234,6 +248,9 @@ class MethodPrinter:
         self.emit(0, "")
         self.emit(1, f"def _{plan.entry}(self{''.join(', ' + n for n in names)}):")
         self.emit(2, "events, inputs = [], []")
+        sites = next((s.sites for s in P.walk(plan.body) if isinstance(s, P.CheckBounds)), None)
+        if sites is not None:
+            self.emit(2, f"_sites = {list(sites)!r}  # where each bounds-checked `index` is")
         for k, (name, a) in enumerate(zip(names, plan.args)):
             self.argument(name, a, k + 1)
         self.stmts(plan.body, 2)
@@ -273,7 +290,7 @@ class MethodPrinter:
 
     def py_Alloc(self, s: P.Alloc, d: int):
         b = self.plan.buffer(s.buffer)
-        if b.role == "guard":
+        if b.role in ("guard", "bounds"):
             self.emit(d, f"{b.name} = self._zeros({py_expr(b.size)}, {NP_TYPES[b.ty]})  # {b.origin}")
             return
         self.emit(d, f"{b.name} = self._alloc({py_expr(b.size)}, {NP_TYPES[b.ty]})  # {b.origin}")
@@ -282,6 +299,12 @@ class MethodPrinter:
         self.emit(d, f"if int(self._read({s.buffer}, 1, np.int32)[0]):")
         self.emit(d + 1, "raise RuntimeError('a while on the device does not terminate for these arguments "
                          f"(its condition still held on an empty array or after {P.MAX_DEVICE_STEPS} steps)')")
+
+    def py_CheckBounds(self, s: P.CheckBounds, d: int):
+        self.emit(d, f"_bits, _site, _index, _length = (int(x) for x in self._read({s.buffer}, "
+                     f"{K.BOUNDS_WORDS}, np.int32))")
+        self.emit(d, "if _bits:")
+        self.emit(d + 1, "raise _out_of_range(_sites[_site], _index, _length)")
 
     def py_SetVar(self, s: P.SetVar, d: int):
         self.emit(d, f"{s.var} = {py_expr(s.expr)}")

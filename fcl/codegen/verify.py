@@ -9,7 +9,7 @@ None.  The rules:
   and defined once per kernel; `Assign` targets a `DeclVar`;
 * every buffer an access names exists (a global of the program, a local or
   private of this kernel, or a `DeclPtr` in scope) and has the element type
-  the access has;
+  the access has; a bounds check (`Checked`) records into a global bounds buffer;
 * operand and result types agree (int arithmetic on ints, bool conditions);
 * barriers do not occur in per-element code (a `ParFor` body or a warp's
   parts); the parallel forms are gone once `mapped` (after `map_hw`).
@@ -143,6 +143,12 @@ class _Kernel:
             elif isinstance(node, K.Load):
                 self.access(node.buf, node.ty, scope)
                 self.want(node.index, "int", "an index")
+            elif isinstance(node, K.Checked):
+                self.access(node.buf, "int", scope)
+                if self.buffers[node.buf].role != "bounds":
+                    raise _Invalid(f"a bounds check records into `{node.buf}`, not a bounds buffer")
+                self.want(node.index, "int", "a checked index")
+                self.want(node.length, "int", "a checked length")
             elif isinstance(node, K.Bin):
                 self.binary(node)
             elif isinstance(node, K.Select):

@@ -22,9 +22,9 @@ from fcl.runtime.launch import Launcher, State
 class Emulator(Launcher):
     """A plan after every pass (mapped kernels), run without a device."""
 
-    def __init__(self, plan: P.Plan):          # no device, no OpenCL build
+    def __init__(self, plan: P.Plan, spans: dict | None = None):          # no device, no OpenCL build
         self.plan = plan
-        self.spans = {}
+        self.spans = spans or {}
         self.launches = 0
 
     def check_block_size(self):
@@ -50,8 +50,8 @@ class Emulator(Launcher):
         b = self.plan.buffer(s.buffer)
         st.bufs[b.name] = np.zeros(max(1, self.size_of(b.size, st.env, b.origin)), STORAGE_DTYPES[b.ty])
 
-    def do_ReadScalar(self, s: P.ReadScalar, st: State):
-        st.env[s.var] = int(st.buffer(s.buffer)[0])
+    def read_ints(self, buf, n: int) -> list[int]:
+        return [int(x) for x in buf[:n]]
 
     def do_Launch(self, s: P.Launch, st: State):
         k = self.plan.kernel(s.kernel)

@@ -117,7 +117,10 @@ class Launcher:
         self.check_block_size()
         st = self.bind_args(args)
         st.on_device = on_device
-        result = self.exec(self.plan.body, st)
+        try:
+            result = self.exec(self.plan.body, st)
+        except K.IndexOutOfRange as e:      # a checked index in a host expression (a size)
+            raise self.bounds_error(e.site, e.index, e.length) from None
         return result, C.Profile(st.events)
 
     def bind_args(self, args: list) -> State:
@@ -159,7 +162,7 @@ class Launcher:
     def do_Alloc(self, s: P.Alloc, st: State):
         b = self.plan.buffer(s.buffer)
         n = max(1, self.size_of(b.size, st.env, b.origin))
-        if b.role == "guard":       # starts at zero: CheckSteps reads it
+        if b.role in ("guard", "bounds"):       # starts at zero: CheckSteps/CheckBounds read it
             st.bufs[b.name] = self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE | self.cl.mem_flags.COPY_HOST_PTR,
                                              hostbuf=np.zeros(n, dtype=DTYPES[b.ty]))
             return
@@ -167,8 +170,7 @@ class Launcher:
                                          n * np.dtype(DTYPES[b.ty]).itemsize)
 
     def do_CheckSteps(self, s: P.CheckSteps, st: State):
-        self.do_ReadScalar(P.ReadScalar(" guard", s.buffer), st)     # (an Emulator reads its own way)
-        bits = st.env.pop(" guard")
+        bits = self.read_ints(st.buffer(s.buffer), 1)[0]
         if bits:
             k = min(k for k in range(len(s.loops)) if bits >> min(k, 29) & 1)
             span = self.spans.get(s.loops[k])
@@ -178,6 +180,23 @@ class Launcher:
                                 f"arguments", span, [f"the device stops a while after {P.MAX_DEVICE_STEPS} steps"])
             raise EvalError("while never terminates: the array is empty and the condition still holds "
                             "(the step of an empty array is empty again)", span)
+
+    def do_CheckBounds(self, s: P.CheckBounds, st: State):
+        bits, site, index, length = self.read_ints(st.buffer(s.buffer), K.BOUNDS_WORDS)
+        if bits:
+            raise self.bounds_error(site, index, length)
+
+    def bounds_error(self, site: int, index: int, length: int) -> EvalError:
+        """The error of checked `index` number `site` (the evaluator's words)."""
+        from fcl.codegen.lower import site_key
+        return EvalError(f"index {index} out of range for an array of length {length}",
+                         self.spans.get(site_key(site)),
+                         ["found by the compiled program's bounds check, for these arguments"])
+
+    def read_ints(self, buf, n: int) -> list[int]:
+        host = np.zeros(n, dtype=np.int32)
+        self.cl.enqueue_copy(self.queue, host, buf)
+        return [int(x) for x in host]
 
     def do_SetVar(self, s: P.SetVar, st: State):
         if s.size:
@@ -195,9 +214,7 @@ class Launcher:
         st.bind[s.a], st.bind[s.b] = st.bind[s.b], st.bind[s.a]
 
     def do_ReadScalar(self, s: P.ReadScalar, st: State):
-        host = np.zeros(1, dtype=np.int32)
-        self.cl.enqueue_copy(self.queue, host, st.buffer(s.buffer))
-        st.env[s.var] = int(host[0])
+        st.env[s.var] = self.read_ints(st.buffer(s.buffer), 1)[0]
 
     def do_Launch(self, s: P.Launch, st: State):
         cl = self.cl

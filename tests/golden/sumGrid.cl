@@ -42,7 +42,9 @@ __kernel void sumGrid(
   __local int l6[256];  /* while at examples/reduce.fcl:16: local, 256 x int */
   const int inv1 = n0 >> 9;
   for (int part3 = get_group_id(0); part3 < inv1; part3 += get_num_groups(0)) {
-    l5[lid] = fcl_add(in0_1[part3 * 512 + lid], in0_1[part3 * 512 + (lid + 256)]);
+    const int sh8 = in0_1[part3 * 512 + lid];
+    const int sh9 = in0_1[part3 * 512 + (lid + 256)];
+    l5[lid] = fcl_add(sh8, sh9);
     barrier(CLK_LOCAL_MEM_FENCE);  /* while at examples/reduce.fcl:16 */
     if (lid < 128) {
       l6[lid] = fcl_add(l5[lid], l5[lid + 128]);

@@ -19,6 +19,7 @@ from typing import Callable
 
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
+from fcl.codegen.passes.bounds import elide_checks
 from fcl.codegen.passes.licm import hoist_invariants
 from fcl.codegen.passes.map_hw import map_hardware
 from fcl.codegen.passes.simplify import simplify
@@ -44,6 +45,8 @@ MAP_HW = "map_hw"
 PIPELINE: tuple[Pass, ...] = (
     Pass(MAP_HW, "parallel loops -> loops over hardware ids: strides, guards, unrolling marks, "
                  "warp-uniform loops and the `active` flag", map_hardware, optimising=False),
+    Pass("bounds", "bounds checks of `index` removed where the range analysis proves the index "
+                   "in range (the rest stay: --no-bounds-checks drops them all)", elide_checks),
     Pass("unvirtualise", "a part or element per work-group/work-item, without a loop, where a constant "
                          "count fits the launch", unvirtualise),
     Pass("skew", "skewed layout (i + i/32) for local buffers of more than 32 elements read with a "
@@ -62,14 +65,17 @@ PIPELINE: tuple[Pass, ...] = (
 @dataclass(frozen=True)
 class PassOptions:
     """Which passes run: all at opt_level 1, only the required ones at 0, minus `skip`;
-    `dump_after` names passes (or "lower") whose output to keep as text."""
+    `dump_after` names passes (or "lower") whose output to keep as text.  `bounds_checks`
+    False: the lowering checks no `index` on the device (an index out of range then reads
+    an unspecified element, or memory outside the array)."""
     opt_level: int = 1
     skip: frozenset[str] = frozenset()
     dump_after: tuple[str, ...] = ()
     verify: bool = False
+    bounds_checks: bool = True
 
     @staticmethod
-    def make(opt_level=None, no_pass=(), dump_after=(), verify=False) -> "PassOptions":
+    def make(opt_level=None, no_pass=(), dump_after=(), verify=False, bounds_checks=True) -> "PassOptions":
         """Options from user input; an unknown pass name is an ArgumentError."""
         known = {p.name for p in PIPELINE}
         for name in list(no_pass) + [n for n in dump_after if n != AFTER_LOWERING]:
@@ -81,7 +87,7 @@ class PassOptions:
         level = 1 if opt_level is None else int(opt_level)
         if level not in (0, 1):
             raise ArgumentError(f"optimisation level {level}: use 0 (required passes only) or 1 (all)")
-        return PassOptions(level, frozenset(no_pass), tuple(dump_after), verify)
+        return PassOptions(level, frozenset(no_pass), tuple(dump_after), verify, bool(bounds_checks))
 
     def enabled(self, p: Pass) -> bool:
         return not p.optimising or (self.opt_level > 0 and p.name not in self.skip)

@@ -75,7 +75,7 @@ class _Kernel:
         found: dict[K.Expr, str] = {}
 
         def invariant(e: K.Expr) -> bool:
-            return all(not isinstance(n, K.Load) and not (isinstance(n, K.Var) and n.name in variant)
+            return all(not isinstance(n, (K.Load, K.Checked)) and not (isinstance(n, K.Var) and n.name in variant)
                        for n in K.walk_expr(e))
 
         def collect(e: K.Expr):

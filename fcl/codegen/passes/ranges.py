@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from fractions import Fraction
 
 from fcl import scalars as S
 from fcl.codegen import kir as K
@@ -36,6 +37,8 @@ class Interval:
     def positive(self) -> bool:
         return self.lo >= 1
 
+
+PROOF_STEPS = 25       # linear forms one proof of `below` or `nonneg` may visit
 
 FULL = Interval(S.INT_MIN, S.INT_MAX)
 BOOL = Interval(0, 1)
@@ -60,12 +63,19 @@ def exact(op: Op, a: Interval, b: Interval) -> tuple[int, int] | None:
 
 
 class Ranges:
-    """Intervals of expressions under the facts in scope (`env`: variable -> Interval)."""
+    """Intervals of expressions under the facts in scope (`env`: variable -> Interval),
+    and symbolic facts for `below`: `upper` (name -> expressions it is less than),
+    `lower` (name -> expressions it is at least) and `defs` (the expression of a `Let`)."""
 
-    def __init__(self, plan: P.Plan, env: dict[str, Interval] | None = None, mutable: frozenset = frozenset()):
+    def __init__(self, plan: P.Plan, env: dict[str, Interval] | None = None, mutable: frozenset = frozenset(),
+                 upper=None, lower=None, defs=None, facts=()):
         self.plan = plan
         self.env = dict(env or {})
         self.mutable = mutable          # assigned names: a branch's condition says nothing lasting about them
+        self.upper: dict[str, tuple] = dict(upper or {})
+        self.lower: dict[str, tuple] = dict(lower or {})
+        self.defs: dict[str, K.Expr] = dict(defs or {})
+        self.facts: tuple = facts       # linear forms known to be <= 0 (conditions over any expressions)
 
     @staticmethod
     def for_plan(plan: P.Plan) -> "Ranges":
@@ -78,37 +88,227 @@ class Ranges:
         for s in P.walk(plan.body):
             if isinstance(s, (P.SetVar, P.ReadScalar)):
                 env[s.var] = NONNEG if isinstance(s, P.SetVar) and s.size else FULL
+        out = Ranges(plan, env)
+        once = [s.var for s in P.walk(plan.body) if isinstance(s, (P.SetVar, P.ReadScalar))]
+        for s in plan.body:             # set once, before any loop: a launch after it sees that value
+            if isinstance(s, P.SetVar) and once.count(s.var) == 1:
+                env[s.var] = out.of(s.expr) if not s.size else Interval(max(0, out.of(s.expr).lo), S.INT_MAX)
+                if out.stable(s.expr):
+                    out.defs[s.var] = s.expr
         bs, ng = plan.block_size, plan.num_groups
         env.update({"%lid": Interval(0, bs - 1), "%wid": Interval(0, max(1, bs // plan.warp_size) - 1),
                     "%lane": Interval(0, min(bs, plan.warp_size) - 1), "%group_id": Interval(0, ng - 1),
                     "%num_groups": Interval(1, ng), "%global_id": Interval(0, ng * bs - 1),
                     "%global_size": Interval(bs, ng * bs)})
-        return Ranges(plan, env)
+        out.env = env
+        return out
 
     def child(self) -> "Ranges":
-        return Ranges(self.plan, self.env, self.mutable)
+        return Ranges(self.plan, self.env, self.mutable, self.upper, self.lower, self.defs, self.facts)
 
     def refined(self, cond: K.Expr) -> "Ranges":
         """The facts where `cond` holds: `x < e`, `x <= e`, `e > x`, `e >= x` bound a
-        variable or hardware id x from above (conjunctions too)."""
+        variable or hardware id x from above, `x > e`, `x >= e`, `e < x`, `e <= x` from
+        below (conjunctions too; a bool name stands for its `Let`, `not` for the opposite
+        comparison)."""
         out = self.child()
         conds = [cond]
         while conds:
             c = conds.pop()
+            if isinstance(c, K.Var) and c.name in self.defs:
+                conds.append(self.defs[c.name])
+                continue
+            if isinstance(c, K.Un) and c.op == Op.NOT:
+                neg = negate(self.defs.get(c.a.name, c.a) if isinstance(c.a, K.Var) else c.a)
+                if neg is not None:
+                    conds.append(neg)
+                continue
             if not isinstance(c, K.Bin):
                 continue
             if c.op == Op.AND:
                 conds += [c.a, c.b]
                 continue
+            if c.op not in (Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE) or c.a.ty != "int":
+                continue
+            out._fact(c)
+            if c.op in (Op.EQ, Op.NE):
+                continue
             flip = {Op.GT: Op.LT, Op.GE: Op.LE}
             op, x, bound = (flip[c.op], c.b, c.a) if c.op in flip else (c.op, c.a, c.b)
-            key = _key(x)
-            if op not in (Op.LT, Op.LE) or key is None or key in self.mutable:
-                continue
-            have, limit = out.env.get(key, FULL), self.of(bound).hi - (op == Op.LT)
-            if limit >= have.lo:
-                out.env[key] = Interval(have.lo, min(have.hi, limit))
+            out._bound_above(x, bound, op == Op.LT)       # x < bound (or <=)
+            out._bound_below(bound, x, op == Op.LT)       # bound > x (or >=)
         return out
+
+    def _fact(self, c: K.Bin):
+        """Record comparison c (which holds) as linear forms <= 0; `a != b` only where one
+        side is proven not to exceed the other (then it is strict)."""
+        if not (self.stable(c.a) and self.stable(c.b)):
+            return
+        fa, fb = self.linear(c.a), self.linear(c.b)
+        if fa is None or fb is None:
+            return
+        a_b = _combine(fa, fb, -1)          # a - b
+        b_a = _scale(a_b, -1)
+        forms = {Op.LT: [_plus(a_b, 1)], Op.LE: [a_b], Op.GT: [_plus(b_a, 1)], Op.GE: [b_a],
+                 Op.EQ: [a_b, b_a], Op.NE: []}[c.op]
+        if c.op == Op.NE:
+            if self._at_most_zero(b_a, [0], set()):
+                forms = [_plus(b_a, 1)]
+            elif self._at_most_zero(a_b, [0], set()):
+                forms = [_plus(a_b, 1)]
+        self.facts = self.facts + tuple(f for f in forms if f[0])
+
+    def _bound_above(self, x: K.Expr, bound: K.Expr, strict: bool):
+        key = _key(x)
+        if key is None or key in self.mutable:
+            return
+        have, limit = self.env.get(key, FULL), self.of(bound).hi - strict
+        if limit >= have.lo:
+            self.env[key] = Interval(have.lo, min(have.hi, limit))
+        if self.stable(bound):
+            self.upper[key] = self.upper.get(key, ()) + ((bound if strict else K.add(bound, K.cint(1))),)
+
+    def _bound_below(self, x: K.Expr, bound: K.Expr, strict: bool):
+        key = _key(x)
+        if key is None or key in self.mutable:
+            return
+        have, limit = self.env.get(key, FULL), self.of(bound).lo + strict
+        if limit <= have.hi:
+            self.env[key] = Interval(max(have.lo, limit), have.hi)
+        if self.stable(bound):
+            self.lower[key] = self.lower.get(key, ()) + ((K.add(bound, K.cint(1)) if strict else bound),)
+
+    def stable(self, e: K.Expr) -> bool:
+        """The value of `e` cannot change while it is in scope (no assigned name, no memory)."""
+        return not any(isinstance(n, (K.Load, K.Checked)) or (isinstance(n, K.Var) and n.name in self.mutable)
+                       for n in K.walk_expr(e))
+
+    # ------------------------------------------------------------ symbolic: a < b
+
+    def below(self, a: K.Expr, b: K.Expr) -> bool:
+        """True when a < b is proven: intervals, then the linear forms of a - b + 1 bounded
+        from above through the symbolic facts (loop bounds, conditions, `Let`s, x / k <= x / k,
+        min, a checked index below its length), trying each bound of each term in turn."""
+        if self.of(a).hi < self.of(b).lo:
+            return True
+        fa, fb = self.linear(a), self.linear(b)
+        if fa is None or fb is None:
+            return False
+        diff = _combine(fa, fb, -1)
+        diff = (diff[0], diff[1] + 1)
+        return self._at_most_zero(diff, [0], set())
+
+    def nonneg(self, e: K.Expr) -> bool:
+        """True when e >= 0 is proven (intervals, then as `below`)."""
+        if self.of(e).lo >= 0:
+            return True
+        f = self.linear(e)
+        return f is not None and self._at_most_zero(_scale(f, -1), [0], set())
+
+    def linear(self, e: K.Expr, depth: int = 0):
+        """({term: coefficient}, constant) with e = sum + constant (no wrapping), or None."""
+        if e.ty != "int":
+            return None
+        if isinstance(e, K.Const):
+            return {}, Fraction(e.value)
+        if depth > 12:
+            return {e: Fraction(1)}, Fraction(0)
+        if isinstance(e, K.Bin) and e.op in (Op.ADD, Op.ADD_NW, Op.SUB, Op.SUB_NW, Op.MUL, Op.MUL_NW, Op.SHL) \
+                and self.of(e) != FULL:
+            if e.op == Op.SHL:
+                if not (isinstance(e.b, K.Const) and 0 <= e.b.value < 31):
+                    return {e: Fraction(1)}, Fraction(0)
+                inner = self.linear(e.a, depth + 1)
+                return None if inner is None else _scale(inner, 1 << e.b.value)
+            if e.op in (Op.MUL, Op.MUL_NW):
+                k, x = (e.a, e.b) if isinstance(e.a, K.Const) else (e.b, e.a)
+                if not isinstance(k, K.Const):
+                    return {e: Fraction(1)}, Fraction(0)
+                inner = self.linear(x, depth + 1)
+                return None if inner is None else _scale(inner, k.value)
+            la, lb = self.linear(e.a, depth + 1), self.linear(e.b, depth + 1)
+            if la is None or lb is None:
+                return None
+            return _combine(la, lb, 1 if e.op in (Op.ADD, Op.ADD_NW) else -1)
+        if isinstance(e, K.Un) and e.op == Op.NEG and self.of(e.a).lo > S.INT_MIN:
+            inner = self.linear(e.a, depth + 1)
+            return None if inner is None else _scale(inner, -1)
+        return {e: Fraction(1)}, Fraction(0)
+
+    def _bounds(self, t: K.Expr, up: bool) -> list:
+        """Linear forms f with t <= f (up) or t >= f (not up), from the symbolic facts."""
+        out = []
+        key = _key(t)
+        if isinstance(t, K.Var) and t.name in self.defs:
+            f = self.linear(self.defs[t.name])
+            if f is not None:
+                out.append(f)
+        if key is not None:
+            for e in (self.upper if up else self.lower).get(key, ()):
+                f = self.linear(e)
+                if f is not None:
+                    out.append((f[0], f[1] - 1) if up else f)
+        if isinstance(t, K.Checked) and up and self.of(t.length).lo >= 1:
+            f = self.linear(t.length)
+            if f is not None:
+                out.append((f[0], f[1] - 1))
+        if isinstance(t, K.Bin) and t.op in (Op.DIV, Op.DIV_NN, Op.SHR) and isinstance(t.b, K.Const) \
+                and self.of(t.a).nonneg():
+            k = t.b.value if t.op != Op.SHR else (1 << t.b.value if 0 <= t.b.value < 31 else 0)
+            f = self.linear(t.a) if k > 0 else None
+            if f is not None:
+                f = _scale(f, Fraction(1, k))
+                out.append(f if up else (f[0], f[1] - Fraction(k - 1, k)))
+        if isinstance(t, K.Bin) and t.op in (Op.MOD, Op.MOD_NN) and up and self.of(t.a).nonneg() \
+                and self.of(t.b).positive():
+            fa, fb = self.linear(t.a), self.linear(t.b)      # x % k <= x and <= k - 1
+            out.extend(([fa] if fa is not None else []) + ([(fb[0], fb[1] - 1)] if fb is not None else []))
+        if isinstance(t, K.Call) and t.ty == "int" and t.fn == ("min" if up else "max"):
+            out.extend(f for f in (self.linear(x) for x in t.args) if f is not None)
+        return out
+
+    def _at_most_zero(self, form, budget: list, seen: set) -> bool:
+        """True when the linear form is proven <= 0 (budget: steps taken, shared)."""
+        terms, const = form
+        key = (frozenset(terms.items()), const)
+        if key in seen or budget[0] > PROOF_STEPS:
+            return False
+        seen.add(key)
+        budget[0] += 1
+        total = const
+        for t, c in terms.items():
+            iv = self.of(t)
+            edge = iv.hi if c > 0 else iv.lo
+            if iv == FULL or (c > 0 and edge == S.INT_MAX) or (c < 0 and edge == S.INT_MIN):
+                total = None
+                break
+            total += c * edge
+        if total is not None and total <= 0:
+            return True
+        for fact in self.facts:             # form = (form - k fact) + k fact, with k fact <= 0
+            for t, c in terms.items():
+                f = fact[0].get(t, 0)
+                if f and (c > 0) == (f > 0):
+                    if self._at_most_zero(_combine(form, _scale(fact, c / f), -1), budget, seen):
+                        return True
+                    break
+        for t, c in terms.items():
+            if c == 0:
+                continue
+            if isinstance(t, K.Select):
+                fa, fb = self.linear(t.a), self.linear(t.b)
+                if fa is not None and fb is not None:
+                    rest = ({x: k for x, k in terms.items() if x != t}, const)
+                    if self.refined(t.cond)._at_most_zero(_combine(rest, _scale(fa, c), 1), budget, set()) and \
+                            self.refined(opposite(t.cond))._at_most_zero(_combine(rest, _scale(fb, c), 1),
+                                                                          budget, set()):
+                        return True
+                continue
+            for f in self._bounds(t, c > 0):
+                rest = ({x: k for x, k in terms.items() if x != t}, const)
+                if self._at_most_zero(_combine(rest, _scale(f, c), 1), budget, seen):
+                    return True
+        return False
 
     def of(self, e: K.Expr) -> Interval:
         if e.ty == "bool":
@@ -128,6 +328,8 @@ class Ranges:
             return Interval(min(a.lo, b.lo), max(a.hi, b.hi))
         if isinstance(e, K.Call):
             return self.call(e)
+        if isinstance(e, K.Checked):
+            return Interval(0, max(0, self.of(e.length).hi - 1))
         return FULL
 
     def binary(self, op: Op, a: Interval, b: Interval) -> Interval:
@@ -136,6 +338,8 @@ class Ranges:
             return fit(*bounds)
         if op in (Op.DIV, Op.DIV_NN) and a.nonneg() and b.positive():
             return Interval(a.lo // b.hi, a.hi // b.lo)
+        if op == Op.DIV and b.lo == b.hi and b.lo >= 1:      # any int over a positive constant
+            return Interval(S.int_div(a.lo, b.lo), S.int_div(a.hi, b.lo))
         if op in (Op.MOD, Op.MOD_NN) and a.nonneg() and b.positive():
             return Interval(0, min(a.hi, b.hi - 1))
         if op == Op.BAND and (a.nonneg() or b.nonneg()):
@@ -157,6 +361,41 @@ class Ranges:
         return FULL
 
 
+def _plus(form, k):
+    return form[0], form[1] + k
+
+
+def _scale(form, k):
+    terms, const = form
+    return {t: c * k for t, c in terms.items()}, const * k
+
+
+def _combine(a, b, sign: int):
+    """a + sign * b of two linear forms."""
+    terms = dict(a[0])
+    for t, c in b[0].items():
+        terms[t] = terms.get(t, 0) + sign * c
+        if terms[t] == 0:
+            del terms[t]
+    return terms, a[1] + sign * b[1]
+
+
+NEGATED = {Op.LT: Op.GE, Op.GE: Op.LT, Op.LE: Op.GT, Op.GT: Op.LE, Op.EQ: Op.NE, Op.NE: Op.EQ}
+
+
+def negate(c: K.Expr) -> K.Expr | None:
+    """The opposite of an int comparison (None for other conditions)."""
+    if isinstance(c, K.Bin) and c.op in NEGATED and c.a.ty == "int":
+        return K.Bin("bool", NEGATED[c.op], c.a, c.b)
+    return None
+
+
+def opposite(c: K.Expr) -> K.Expr:
+    """The opposite of any condition (`refined` sees through `not` of a comparison or of a
+    name bound to one)."""
+    return negate(c) or K.unop("not", c)
+
+
 def _key(e: K.Expr) -> str | None:
     if isinstance(e, K.Var) and e.ty == "int":
         return e.name
@@ -173,13 +412,50 @@ def rewrite_kernels(plan: P.Plan, f=None, fs=None) -> P.Plan:
     kernels = []
     for k in plan.kernels:
         mutable = frozenset(s.var for s in K.walk_stmts(k.body) if isinstance(s, (K.DeclVar, K.Assign)))
-        kernels.append(dataclasses.replace(k, body=_block(k.body, Ranges(plan, base.env, mutable), f, fs)))
+        kernels.append(dataclasses.replace(k, body=_block(k.body, Ranges(plan, base.env, mutable, defs=base.defs),
+                                                          f, fs)))
     kernels = tuple(kernels)
     return dataclasses.replace(plan, kernels=kernels)
 
 
+def _own_exprs(s: K.Stmt, r: Ranges, f) -> K.Stmt:
+    """A statement without bodies with f applied to its expressions."""
+    changes = {}
+    for name, kind in K._child_fields(type(s)):
+        old = getattr(s, name)
+        new = _expr(old, r, f) if kind == "expr" else tuple(_expr(x, r, f) for x in old) if kind == "exprs" \
+            else _block(old, r.child(), f)
+        if new != old:
+            changes[name] = new
+    return dataclasses.replace(s, **changes) if changes else s
+
+
 def _expr(e: K.Expr, r: Ranges, f) -> K.Expr:
-    return K.map_expr(lambda node: f(node, r), e)
+    """map_expr with the facts of each point: the arms of a `Select` under its condition
+    (and its opposite)."""
+    if isinstance(e, K.Select):
+        cond = _expr(e.cond, r, f)
+        a = _expr(e.a, r.refined(cond), f)
+        b = _expr(e.b, r.refined(opposite(cond)), f)
+        if (cond, a, b) == (e.cond, e.a, e.b):
+            return f(e, r)
+        new = K.select(cond, a, b)
+        return f(new, r) if isinstance(new, K.Select) else new
+    if isinstance(e, K.Bin) and e.op in (Op.AND, Op.OR):      # && and || evaluate b only after a
+        a = _expr(e.a, r, f)
+        b = _expr(e.b, r.refined(a if e.op == Op.AND else opposite(a)), f)
+        if (a, b) != (e.a, e.b):
+            e = K.refold(dataclasses.replace(e, a=a, b=b))
+        return f(e, r)
+    changes = {}
+    for name, kind in K._child_fields(type(e)):
+        old = getattr(e, name)
+        new = _expr(old, r, f) if kind == "expr" else tuple(_expr(x, r, f) for x in old)
+        if new != old:
+            changes[name] = new
+    if changes:
+        e = K.refold(dataclasses.replace(e, **changes))
+    return f(e, r)
 
 
 def _block(stmts, r: Ranges, f, fs=None) -> tuple:
@@ -190,22 +466,29 @@ def _block(stmts, r: Ranges, f, fs=None) -> tuple:
             inner = r.child()
             lo, hi, st = r.of(start), r.of(stop), r.of(step)
             inner.env[s.var] = Interval(lo.lo, max(lo.lo, hi.hi - 1)) if st.positive() else FULL
+            if st.positive() and s.var not in r.mutable:
+                if inner.stable(stop):
+                    inner.upper[s.var] = (stop,)
+                if inner.stable(start):
+                    inner.lower[s.var] = (start,)
             s = dataclasses.replace(s, start=start, stop=stop, step=step, body=_block(s.body, inner, f, fs))
         elif isinstance(s, K.Let):
             s = K.Let(s.var, _expr(s.expr, r, f))
             r.env[s.var] = r.of(s.expr)
+            if r.stable(s.expr) and s.expr.ty in ("int", "bool"):
+                r.defs[s.var] = s.expr
         elif isinstance(s, (K.DeclVar, K.Assign)):
-            s = K.map_stmts(lambda x: x, lambda node: f(node, r), (s,))[0]
+            s = _own_exprs(s, r, f)
             r.env[s.var] = FULL
         elif isinstance(s, K.If):
             cond = _expr(s.cond, r, f)
-            s = K.If(cond, _block(s.then, r.refined(cond), f, fs), _block(s.else_, r.child(), f, fs))
+            s = K.If(cond, _block(s.then, r.refined(cond), f, fs), _block(s.else_, r.refined(opposite(cond)), f, fs))
         elif isinstance(s, K.Loop):
             inner = r.child()
             head = _block(s.head, inner, f, fs)
             s = K.Loop(head, _expr(s.cond, inner, f), _block(s.body, inner, f, fs))
         else:
-            s = K.map_stmts(lambda x: x, lambda node: f(node, r), (s,))[0]
+            s = _own_exprs(s, r, f)
         result = fs(s, r) if fs else s
         out.extend(result if isinstance(result, tuple) else (result,))
     return tuple(out)

@@ -7,7 +7,8 @@ is substituted into its uses and dropped, and so is a `Let` of a pure expression
 every expression that changes (so `active = true` makes `if (active)`
 vanish).  An `If` on a constant keeps only the branch taken; a `For` whose
 constant bounds admit no iteration is dropped; a `Let` nobody reads is
-dropped (expressions are pure).  Names are unique in a kernel (the verifier
+dropped (expressions are pure; a bounds check counts as pure here, but its
+`Let` stays).  Names are unique in a kernel (the verifier
 checks it), so substitution needs no renaming.  Not here: anything that needs
 ranges (`strength`) or moves code (`licm`).
 """
@@ -101,8 +102,9 @@ def _map_exprs(s: K.Stmt, fe) -> K.Stmt:
 def _drop_dead(stmts, used: set) -> tuple:
     out = []
     for s in stmts:
-        if isinstance(s, K.Let) and s.var not in used:
-            continue
+        if isinstance(s, K.Let) and s.var not in used \
+                and not any(isinstance(n, K.Checked) for n in K.walk_expr(s.expr)):
+            continue        # (a bounds check whose value is unused still reports its failure)
         names = [n for n, kind in K._child_fields(type(s)) if kind == "block"]
         if names:
             s = dataclasses.replace(s, **{n: _drop_dead(getattr(s, n), used) for n in names})

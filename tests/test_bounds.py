@@ -1,0 +1,107 @@
+"""Device bounds checks: an `index` out of range in a compiled kernel is the
+evaluator's located error (exit 1 from `fclc run`), never a read of garbage or
+of memory outside the array; the checks the range analysis proves are gone
+from the benchmark kernels; `--no-bounds-checks` drops them all."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fcl
+from fcl.errors import EvalError
+from fcl.runtime.oclgrind import oclgrind_available, run_with_oclgrind
+
+PROGRAM = "tests/programs/bounds.fcl"
+# (entry, arguments, where the evaluator reports the index, the message)
+CASES = [("shiftGrid", [1, [1, 2, 3]], (5, 71), "index 3 out of range for an array of length 3"),
+         ("shiftBlock", [1, list(range(1, 9))], (10, 70), "index 4 out of range for an array of length 4"),
+         ("windowThread", [2, [1, 2, 3, 4]], (16, 32), "out of range for an array of length 4"),
+         ("sizedHost", [2, [5, 6, 7]], (19, 46), "index 2 out of range for an array of length 2")]
+
+
+def fclc(repo_env, *args):
+    return subprocess.run([sys.executable, "-m", "fcl.cli", *args], env=repo_env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def located(e: EvalError):
+    return (e.span.line, e.span.col)
+
+
+@pytest.mark.parametrize("entry, args, where, message", CASES)
+def test_the_kernel_ir_interpreter_reports_the_evaluators_error(entry, args, where, message):
+    prog = fcl.load_file(PROGRAM)
+    with pytest.raises(EvalError) as evaluated:
+        prog.evaluate(entry, *args)
+    with pytest.raises(EvalError) as emulated:
+        prog.compile(entry, block_size=8, warp_size=4).emulate(*args)
+    assert located(emulated.value) == located(evaluated.value) == where
+    assert message in emulated.value.message and message in evaluated.value.message
+
+
+def test_in_range_indexes_are_not_reported():
+    prog = fcl.load_file(PROGRAM)
+    kernel = prog.compile("shiftBlock", block_size=8, warp_size=4)
+    assert list(kernel.emulate(0, list(range(1, 9)))) == [4, 3, 2, 1, 8, 7, 6, 5]
+
+
+def test_the_device_reports_it_located_with_exit_1(repo_env):
+    pytest.importorskip("pyopencl")
+    for entry, args, (line, col), message in CASES[:3]:
+        run = fclc(repo_env, "run", PROGRAM, "-e", entry, *(str(a).replace(" ", "") for a in args))
+        assert run.returncode == 1, run.stderr
+        assert run.stderr.startswith(f"{PROGRAM}:{line}:{col}: error: ") and message in run.stderr
+        assert "Traceback" not in run.stderr
+
+
+def test_the_api_and_the_emitted_module_report_it(repo_env, tmp_path):
+    pytest.importorskip("pyopencl")
+    with pytest.raises(EvalError, match="index 3 out of range for an array of length 3"):
+        fcl.load_file(PROGRAM).compile("shiftGrid")(1, np.array([1, 2, 3], np.int32))
+    out = tmp_path / "shifted.py"
+    assert fclc(repo_env, "compile", PROGRAM, "-e", "shiftGrid", "--emit", "py", "-o", str(out)).returncode == 0
+    script = ("import numpy as np, shifted\nk = shifted.Kernels()\nprint(k.shiftGrid(0, np.arange(3)).tolist())\n"
+              "try:\n    k.shiftGrid(1, np.arange(3))\nexcept IndexError as e:\n    print(e)\n")
+    run = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=repo_env, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [
+        "[0, 1, 2]",
+        f"{PROGRAM}:5:71: index 3 out of range for an array of length 3 "
+        "(found by the device's bounds check for these arguments)"]
+
+
+# The benchmark kernels as bench/suite.py compiles them (every int argument static), and how
+# many bounds checks each keeps: only transposeTiled's read of its input, whose length the
+# compiler cannot tie to `rows * cols` (a shorter matrix is a real out-of-range read).
+BENCHMARKS = [("examples/reverse.fcl", "revDistribute", {"chunkSize": 1024}, 0),
+              ("examples/reduce.fcl", "sumAll", {}, 0),
+              ("examples/scan.fcl", "scanAll", {}, 0),
+              ("examples/transpose.fcl", "transposeTiled", {"tileDim": 32, "cols": 256, "rows": 128}, 1)]
+
+
+@pytest.mark.parametrize("file, entry, static, left", BENCHMARKS)
+def test_benchmark_kernels_keep_only_the_checks_they_need(file, entry, static, left):
+    kernel = fcl.load_file(file).compile(entry, static=static)
+    assert kernel.plan.check_count() == left
+    assert kernel.opencl_source.count("fcl_check(") == left + (left > 0)    # (and its definition)
+    if left == 0:
+        assert "device bounds checks" not in kernel.explain()
+
+
+def test_no_bounds_checks_leaves_them_all_out():
+    prog = fcl.load_file(PROGRAM)
+    assert "fcl_check(" in prog.compile("shiftGrid").opencl_source
+    unchecked = prog.compile("shiftGrid", bounds_checks=False)
+    assert "fcl_check(" not in unchecked.opencl_source and unchecked.plan.check_count() == 0
+
+
+@pytest.mark.skipif(not oclgrind_available(), reason="no Oclgrind OpenCL platform")
+def test_a_failing_read_stays_inside_memory_under_oclgrind(repo_env):
+    env = dict(repo_env, OCLGRIND_BUILD_OPTIONS="-cl-opt-disable", PYOPENCL_NO_CACHE="1")
+    proc, log = run_with_oclgrind([sys.executable, "-m", "fcl.cli", "run", PROGRAM, "-e", "shiftBlock",
+                                   "--block-size", "8", "--warp-size", "4", "3", "[1,2,3,4,5,6,7,8]"],
+                                  env=env, timeout=300)
+    assert proc.returncode == 1 and "index 6 out of range for an array of length 4" in proc.stderr, proc.stderr
+    assert log == ""
