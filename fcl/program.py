@@ -180,15 +180,6 @@ class Program:
 
     # ------------------------------------------------------------ compilation
 
-    def param_names(self, name: str) -> list[str]:
-        """The parameter names of `fun name a b ... =` (as many as written)."""
-        value = next((d.value for d in reversed(self.decls) if isinstance(d, A.Val) and d.name == name), None)
-        names = []
-        while isinstance(value, A.Lam):
-            names.append(value.param)
-            value = value.body
-        return names
-
     def compile(self, name: str, block_size=None, warp_size=None, num_groups=None, device=None,
                 opt_level=None, no_pass=(), dump_after=(), static=None, dynamic=None,
                 result: str = "host", bounds_checks=True) -> "Kernel":
