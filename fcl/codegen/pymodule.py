@@ -90,15 +90,19 @@ def _skew(n):
     return n + (n >> 5) + 1
 
 
-def _div(a, b):
+def _div(a, b, total=False):
     if b == 0:
+        if total:           # a scalar the kernels would compute: fcl_div gives 0
+            return 0
         raise ZeroDivisionError("a size divides by zero for these arguments")
     q = abs(a) // abs(b)
     return _wrap(-q if (a < 0) != (b < 0) else q)
 
 
-def _mod(a, b):
+def _mod(a, b, total=False):
     if b == 0:
+        if total:
+            return 0
         raise ZeroDivisionError("a size divides by zero for these arguments")
     r = abs(a) % abs(b)
     return -r if a < 0 else r
@@ -203,22 +207,30 @@ class Kernels:
 '''
 
 
-def py_expr(e: K.Expr) -> str:
-    """A host expression as Python text over local variables (int32 semantics)."""
+def py_expr(e: K.Expr, total: bool = False) -> str:
+    """A host expression as Python text over local variables (int32 semantics); with
+    `total` a division by zero gives 0 (kir.eval_host)."""
+    def x(sub):
+        return py_expr(sub, total)
     if isinstance(e, K.Const):
         return repr(e.value)
     if isinstance(e, K.Var):
         return e.name
     if isinstance(e, K.Bin):
-        return PY_OPS[e.op].format(a=py_expr(e.a), b=py_expr(e.b))
+        text = PY_OPS[e.op].format(a=x(e.a), b=x(e.b))
+        return text[:-1] + ", True)" if total and e.op in ("div", "mod") else text
     if isinstance(e, K.Un):
-        return f"(not {py_expr(e.a)})" if e.op == "not" else f"_wrap(-{py_expr(e.a)})"
+        return f"(not {x(e.a)})" if e.op == "not" else f"_wrap(-{x(e.a)})"
     if isinstance(e, K.Select):
-        return f"({py_expr(e.a)} if {py_expr(e.cond)} else {py_expr(e.b)})"
+        return f"({x(e.a)} if {x(e.cond)} else {x(e.b)})"
     if isinstance(e, K.Call) and e.fn in ("min", "max"):
-        return f"{e.fn}({py_expr(e.args[0])}, {py_expr(e.args[1])})"
+        return f"{e.fn}({x(e.args[0])}, {x(e.args[1])})"
+    if isinstance(e, K.Call) and e.fn == "b2i":
+        return f"(1 if {x(e.args[0])} else 0)"
+    if isinstance(e, K.Call) and e.fn == "abs" and e.ty == "int":
+        return f"_wrap(abs({x(e.args[0])}))"
     if isinstance(e, K.Checked):
-        return f"_checked({py_expr(e.index)}, {py_expr(e.length)}, _sites[{e.site}])"
+        return f"_checked({x(e.index)}, {x(e.length)}, _sites[{e.site}])"
     raise ValueError(f"not a host expression: {K.format_expr(e)}")
 
 
@@ -307,7 +319,7 @@ class MethodPrinter:
         self.emit(d + 1, "raise _out_of_range(_sites[_site], _index, _length)")
 
     def py_SetVar(self, s: P.SetVar, d: int):
-        self.emit(d, f"{s.var} = {py_expr(s.expr)}")
+        self.emit(d, f"{s.var} = {py_expr(s.expr, total=not s.size)}")
 
     def py_Bind(self, s: P.Bind, d: int):
         self.emit(d, f"{s.alias} = {s.buffer}")

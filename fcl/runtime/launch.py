@@ -202,10 +202,7 @@ class Launcher:
         if s.size:
             st.env[s.var] = self.size_of(s.expr, st.env, "a while loop")
             return
-        try:
-            st.env[s.var] = K.eval_host(s.expr, st.env)
-        except ZeroDivisionError:
-            raise ArgumentError("a value computed on the host divides by zero for these arguments") from None
+        st.env[s.var] = K.eval_host(s.expr, st.env, total=True)     # as the kernels would compute it
 
     def do_Bind(self, s: P.Bind, st: State):
         st.bind[s.alias] = s.buffer
