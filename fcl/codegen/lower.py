@@ -1547,11 +1547,14 @@ def grid_groups(b: Builder, stmts, block_size: int) -> list[K.Expr]:
 
 
 def check_local_scope(b: Builder, kernels):
-    """A local or private buffer must be used only in the kernel that allocated it."""
+    """A local or private buffer must be used only in the kernel that allocated it (also
+    through a pointer of a `while`'s ping-pong, declared in that kernel)."""
+    pointers = {s.var: s.init for k in kernels for s in K.walk_stmts(k.body) if isinstance(s, K.DeclPtr)}
     for k in kernels:
         own = {r.name for r in k.locals_ + k.privates}
+        own |= {s.var for s in K.walk_stmts(k.body) if isinstance(s, K.DeclPtr)}
         for used in K.buffers_used(k.body):
-            rec = b.bufs.get(used)
+            rec = b.bufs.get(pointers.get(used, used)) if used not in own else None
             if rec is not None and rec.name not in own and rec.space != "global":
                 raise CompileError(
                     f"the {rec.space} array from the {rec.origin} is used after a grid-level force "

@@ -38,6 +38,9 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds per case (compile and run)")
     ap.add_argument("--jobs", "-j", type=int, default=1, help="worker processes at once")
     ap.add_argument("--oclgrind", action="store_true", help="run on Oclgrind with its checks on")
+    ap.add_argument("--emulate", action="store_true",
+                    help="also run each agreeing case on the kernel-IR interpreter (divergent barriers, "
+                         "out-of-bounds accesses)")
     ap.add_argument("--show", action="store_true", help="print the cases instead of running them")
     ap.add_argument("--keep", metavar="DIR", help="minimise each failure and write it to DIR")
     ap.add_argument("--jsonl", metavar="FILE", help="append every verdict as a JSON line to FILE")
@@ -63,12 +66,12 @@ def main(argv=None) -> int:
             failures.append((case, r))
 
     results = run_many((generate_case(s) for s in seeds), args.jobs, args.timeout, args.oclgrind,
-                       args.time, report)
+                       args.time, report, args.emulate)
     if args.keep and failures:
         from fcl.fuzz.minimize import minimize
         out = Path(args.keep)
         out.mkdir(parents=True, exist_ok=True)
-        runner = Runner(args.timeout, args.oclgrind)
+        runner = Runner(args.timeout, args.oclgrind, args.emulate)
         try:
             for case, r in failures:
                 small = minimize(case, r["status"], runner)

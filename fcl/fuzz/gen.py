@@ -18,6 +18,14 @@ type-check by construction:
   and `%`, shifts, `index`, `lengthPull`, `foldl`, `if`, `let`, hardware
   parameters, conversions.
 
+Three constructs aim at bugs a uniform grammar rarely reaches: a per-warp
+`if` whose condition reads the warp's part, with a warp-level `force` in a
+branch (barriers under divergent control); an array literal indexed below its
+last element, which reads out of range (literals eager or lazy); and chains of
+`let`s or `mapPull`s in which each value uses the previous one twice or more
+(at a kernel's top, in per-element code, host-computable), whose code grows
+exponentially unless shared values are named.
+
 Sizes stay small (the evaluator is an interpreter).  Indexing is kept in
 range where the generator can see the length; where it cannot (an empty
 array), the evaluator reports an error and the case is skipped.
@@ -62,6 +70,7 @@ class Gen:
         self.fuel = 60
         self.doubles = doubles
         self.features: set[str] = set()
+        self.chain_ends: list[str] = []     # top-level chains the result must use
 
     # -- helpers
 
@@ -126,6 +135,8 @@ class Gen:
             (1 if self.doubles else 0,
              lambda: f"d2i (min 1000000.0 (max (-1000000.0) {self.atom(self.double(env, d, lvl))}))"),
             (1 if arrays else 0, lambda: f"lengthPull {self.r.choice(arrays)}"),
+            (1 if lvl < GRID and arrays else 0, lambda: self.literal_pick(env, "int", d, lvl)),
+            (0.5, lambda: self.let_chain(env, lvl)),
         ]
         return self.pick(options)
 
@@ -152,6 +163,8 @@ class Gen:
             (2, lambda: self.fold(env, "double", d, lvl)),
             (1, lambda: f"(if {self.bool_(env, d, lvl)} then {x()} else {x()})"),
             (1, lambda: self.let_scalar(env, "double", d, lvl)),
+            (1 if lvl < GRID and self.vars_of(env, "[double]") else 0,
+             lambda: self.literal_pick(env, "double", d, lvl)),
         ]
         return self.pick(options)
 
@@ -207,6 +220,54 @@ class Gen:
         body = self.scalar({**env, v: vt}, ty, depth, lvl)
         return f"(let {v} = {value} in {body})"
 
+    def literal_pick(self, env, ty, depth, lvl) -> str:
+        """An array literal indexed below its last element, which binds an unguarded
+        `index` that may be out of range: literals are eager (like `let`), so the
+        evaluator reports the error and the compiled code must not differ."""
+        a = self.r.choice(self.vars_of(env, f"[{ty}]"))
+        n = self.r.randint(1, 3)
+        elems = [self.scalar(env, ty, depth, lvl) for _ in range(n)]
+        s = self.fresh("s")
+        elems.append(f"(let {s} = index {a} {self.r.choice([0, 2, 7, 40, 150, 100000])} in {s} * {s})")
+        self.features.add("literal element out of range")
+        return f"index [{', '.join(elems)}] (({self.int_(env, depth, lvl)} & 1023) % {n})"
+
+    CHAIN_STEPS = ("{v} * {v} + {v}", "({v} ^ ({v} >> 3)) + {v}", "{v} + {v} * 7", "max {v} ({v} - 3) + {v}",
+                   "(if {v} > 0 then {v} - 1 else {v} + 2)")
+
+    def chain_step(self, v: str) -> str:
+        return self.r.choice(self.CHAIN_STEPS).format(v=v)
+
+    def chain_depth(self) -> int:
+        return self.r.choice([6, 9, 12, 16, 24])
+
+    def chain_seed(self, env, lvl) -> tuple[str, str]:
+        """(seed, kind): host-computable (arguments' lengths and ints), or not (a foldl)."""
+        if self.r.random() < 0.5:
+            return self.r.choice(["k + lengthPull arr", "lengthPull arr * 3 - k", "k + #WarpSize"]), "host"
+        arrays = self.vars_of(env, "[int]")
+        return f"foldl (fn {(a := self.fresh('acc'))} => fn {(x := self.fresh('x'))} => {a} + {x}) 0 " \
+               f"{self.r.choice(arrays)}", "device"
+
+    def let_chain(self, env, lvl) -> str:
+        """`let c1 = seed in let c2 = f c1 in ... in cN`, each step using the previous value twice or more."""
+        seed, kind = self.chain_seed(env, lvl)
+        names = [self.fresh("c") for _ in range(self.chain_depth())]
+        text = f"let {names[0]} = {seed} in "
+        for prev, v in zip(names, names[1:]):
+            text += f"let {v} = {self.chain_step(prev)} in "
+        self.features.add(f"let chain {kind}")
+        return f"({text}{names[-1]})"
+
+    def map_chain(self, env, lvl, top) -> str:
+        """mapPull (fn x => f x) (mapPull (fn x => f x) ... arr): each function's argument used twice or more."""
+        out = self.pull(env, "int", 0, lvl, top)
+        for _ in range(self.chain_depth()):
+            x = self.fresh("x")
+            out = f"mapPull (fn {x} => {self.chain_step(x)}) {self.atom(out)}"
+        self.features.add("map chain")
+        return out
+
     def elem_type(self) -> str:
         return "double" if self.doubles and self.r.random() < 0.25 else "int"
 
@@ -252,6 +313,7 @@ class Gen:
             (2, lambda: self.let_in(env, d, lvl, top, lambda e2: self.pull(e2, ty, d, lvl, top))),
             (2, lambda: f"force {self.atom(self.push(env, ty, d, lvl, top, self.level_upto(lvl, top)))}"),
             (1 if lvl >= WARP or lvl == THREAD else 0, lambda: self.while_(env, ty, d, lvl, top)),
+            (0.4 if ty == "int" else 0, lambda: self.map_chain(env, lvl, top)),
         ]
         return self.pick(options)
 
@@ -375,8 +437,23 @@ class Gen:
                         f"{self.scalar({**env, x: ty}, ty, d, THREAD)}) {self.atom(self.part(env, ty, d, level, p, m))}"),
             (1, lambda: f"(if {self.bool_(env, d, level)} then {self.part(env, ty, d, level, p, m)} "
                         f"else {self.part(env, ty, d, level, p, m)})"),
+            (5 if level == WARP else 0, lambda: self.warp_if_force(env, ty, d, p, m)),
         ]
         return self.pick(options)
+
+    def warp_if_force(self, env, ty, depth, p, m) -> str:
+        """A warp's part chosen by an `if` on the part's own data (so the warps of a block
+        disagree) with a warp-level force in a branch: its barrier must be reached by
+        every warp of the block."""
+        f = self.fresh("f")
+        c = self.r.choice(["(-10)", "0", "10", "40"]) if ty == "int" else self.r.choice(["(-1.5)", "0.0", "2.25"])
+        forced = f"force (push <warp> {self.atom(self.same_length(env, ty, depth, WARP, p, m))})"
+        with_force = f"(let {f} = {forced} in {self.part({**env, f: f'[{ty}]'}, ty, depth, WARP, f, m)})"
+        other = self.part(env, ty, depth, WARP, p, m)
+        if self.r.random() < 0.5:
+            with_force, other = other, with_force
+        self.features.add("warp if force")
+        return f"(if index {p} 0 > {c} then {with_force} else {other})"
 
     def part_let(self, env, ty, depth, level, p, m) -> str:
         v = self.fresh("v")
@@ -433,7 +510,7 @@ class Gen:
         """The body of an entry: lets at grid level, then the result."""
         if self.r.random() < 0.55 and self.fuel > 0:
             v = self.fresh("t")
-            kind = self.r.choice(["fold", "force", "force", "while", "pull", "scalar"])
+            kind = self.r.choice(["fold", "force", "force", "while", "pull", "scalar", "chain"])
             if kind == "fold":
                 value, t = self.fold(env, "int", depth - 1, GRID), "int"
             elif kind == "force":
@@ -444,6 +521,8 @@ class Gen:
                 value, t = self.while_(env, "int", depth - 1, GRID, True), "[int]"
             elif kind == "pull":
                 value, t = self.pull(env, "int", depth - 1, GRID, True), "[int]"
+            elif kind == "chain":
+                return self.top_chain(env, depth)
             else:
                 t = self.elem_type()
                 value = self.scalar(env, t, depth - 1, GRID)
@@ -451,10 +530,31 @@ class Gen:
         ty = self.elem_type()
         kind = self.r.choice(["push", "push", "push", "pull", "scalar"])
         if kind == "push":
-            return self.push(env, ty, depth, GRID, True, GRID)
-        if kind == "pull":
-            return self.pull(env, ty, depth, GRID, True)
-        return self.scalar(env, ty, depth, GRID)
+            out = self.push(env, ty, depth, GRID, True, GRID)
+        elif kind == "pull":
+            out = self.pull(env, ty, depth, GRID, True)
+        else:
+            out = self.scalar(env, ty, depth, GRID)
+        if not self.chain_ends:
+            return out
+        used = " + ".join(self.chain_ends)
+        used = f"i2d ({used})" if ty == "double" else f"({used})"
+        if kind == "scalar":
+            return f"{self.atom(out)} + {used}"
+        x = self.fresh("x")
+        return f"{'mapPush' if kind == 'push' else 'mapPull'} (fn {x} => {x} + {used}) {self.atom(out)}"
+
+    def top_chain(self, env, depth) -> str:
+        """Lets at the kernel's top, each using the previous value twice or more; the
+        last one is used by the result."""
+        seed, kind = self.chain_seed(env, GRID)
+        names = [self.fresh("c") for _ in range(self.chain_depth())]
+        text = f"let {names[0]} = {seed}\n  in "
+        for prev, v in zip(names, names[1:]):
+            text += f"let {v} = {self.chain_step(prev)} in "
+        self.features.add(f"top chain {kind}")
+        self.chain_ends.append(names[-1])
+        return text + "\n  " + self.top({**env, names[-1]: "int"}, depth)
 
 
 def _balanced(text: str) -> bool:

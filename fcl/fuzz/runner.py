@@ -4,13 +4,16 @@
 case that kills the worker (a segfaulting driver) is `died`, one that does
 not finish compiling and running within the time limit is `hang`, one whose
 evaluation alone exceeds the limit is `slow` (skipped, not a bug).  With
-`oclgrind=True` the worker runs on Oclgrind with its checks on.
+`oclgrind=True` the worker runs on Oclgrind with its checks on; with
+`emulate=True` a case that agrees also runs on the kernel-IR interpreter
+(divergent barriers, out-of-bounds accesses).
 
 Verdicts: `ok`, `skip` (the evaluator reports an error, or is too slow) and
 `refused` (a located compile-time error) pass; `invalid` (the generator made
 an ill-typed program), `crash` (internal error or traceback), `unlocated`
-(an error without a position), `mismatch`, `oclgrind`, `died` and `hang`
-are failures.
+(an error without a position), `mismatch`, `oclgrind`, `emulator`, `bloat`
+(an OpenCL source over the worker's SOURCE_LIMIT), `died` and `hang` are
+failures.
 """
 from __future__ import annotations
 
@@ -29,9 +32,10 @@ PASSING = ("ok", "skip", "refused", "slow")
 
 
 class Runner:
-    def __init__(self, timeout: float = 30.0, oclgrind: bool = False):
+    def __init__(self, timeout: float = 30.0, oclgrind: bool = False, emulate: bool = False):
         self.timeout = timeout
         self.oclgrind = oclgrind
+        self.emulate = emulate
         self.proc = None
         self.tmp = tempfile.TemporaryDirectory(prefix="fcl-fuzz-")
         self.log_path = os.path.join(self.tmp.name, "oclgrind.log")
@@ -64,6 +68,7 @@ class Runner:
     def run(self, case: Case | dict) -> dict:
         """{"status", "detail", "seconds"} for one case."""
         job = asdict(case) if isinstance(case, Case) else dict(case)
+        job["emulate"] = self.emulate
         if self.proc is None or self.proc.poll() is not None:
             self.start()
         start = time.monotonic()
@@ -78,7 +83,7 @@ class Runner:
                 ready, _, _ = select.select([fd], [], [], max(0.0, left))
                 if not ready:
                     self.stop()
-                    status = "slow" if phase in ("start", "check", "eval") else "hang"
+                    status = "slow" if phase in ("start", "check", "eval", "emulate") else "hang"
                     return {"status": status, "detail": f"no answer after {self.timeout:.0f} s (in {phase})",
                             "seconds": time.monotonic() - start}
                 chunk = os.read(fd, 1 << 16)
@@ -110,7 +115,7 @@ def summarize(results: list[tuple[Case, dict]]) -> str:
 
 
 def run_many(cases, jobs: int = 1, timeout: float = 30.0, oclgrind: bool = False, budget: float | None = None,
-             on_result=None) -> list[tuple[Case, dict]]:
+             on_result=None, emulate: bool = False) -> list[tuple[Case, dict]]:
     """Run cases on `jobs` workers at once; stop starting new ones after `budget` seconds."""
     import threading
     cases = list(cases)
@@ -120,7 +125,7 @@ def run_many(cases, jobs: int = 1, timeout: float = 30.0, oclgrind: bool = False
     start = time.monotonic()
 
     def work():
-        runner = Runner(timeout, oclgrind)
+        runner = Runner(timeout, oclgrind, emulate)
         try:
             while True:
                 with lock:

@@ -6,13 +6,33 @@ and then one `result <json>` line: {"status", "detail"}.  Run in its own
 process so that a segfaulting OpenCL driver or a hang costs one case only.
 Under Oclgrind (`--oclgrind`) every pyopencl buffer is kept alive (see
 tests/test_oclgrind.py) and the log's growth during a case is its verdict.
+
+Two more checks on a case that agrees: its OpenCL source stays under
+SOURCE_LIMIT characters (code that grows exponentially is `bloat`), and with
+`"emulate": true` the compiled plan also runs on the kernel-IR interpreter
+(fcl.runtime.emulate), which finds what a CPU device forgives: barriers that
+the work-items of a group reach differently, out-of-bounds accesses, reads
+of undefined names (`emulator`).  Emulation is bounded by EMULATE_SECONDS
+(a case that takes longer passes unchecked).
 """
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import traceback
+
+SOURCE_LIMIT = 400_000      # characters of OpenCL; the generator's programs stay far below
+EMULATE_SECONDS = 5.0
+
+
+class EmulationTimeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise EmulationTimeout()
 
 
 def keep_buffers():
@@ -72,10 +92,40 @@ def run_case(case: dict, device: str | None) -> dict:
     except Exception as e:  # noqa: BLE001 - every other exception is a bug to report
         tb = traceback.format_exc(limit=6)
         return {"status": "crash", "detail": f"{type(e).__name__}: {str(e)[:2000]}\n{tb[-3000:]}"}
+    if not values_equal(expected, actual):
+        return {"status": "mismatch",
+                "detail": f"device {format_value(actual)[:400]}\nevaluator {format_value(expected)[:400]}"}
+    size = len(kernel.build_for(*values).source)
+    if size > SOURCE_LIMIT:
+        return {"status": "bloat", "detail": f"{size} characters of OpenCL (more than {SOURCE_LIMIT})"}
+    if case.get("emulate"):
+        return emulate(kernel, values, expected)
+    return {"status": "ok", "detail": ""}
+
+
+def emulate(kernel, values, expected) -> dict:
+    """The compiled plan on the kernel-IR interpreter, EMULATE_SECONDS at most."""
+    from fcl.errors import CompilerBug
+    from fcl.values import format_value, values_equal
+    phase("emulate")
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, EMULATE_SECONDS)
+    try:
+        actual = kernel.emulate(*values)
+    except EmulationTimeout:
+        return {"status": "ok", "detail": f"not emulated: more than {EMULATE_SECONDS:.0f} s"}
+    except CompilerBug as e:
+        return {"status": "emulator", "detail": f"kernel-IR interpreter: {e}"}
+    except Exception as e:  # noqa: BLE001 - the device ran it: any error here is a bug
+        tb = traceback.format_exc(limit=6)
+        return {"status": "emulator", "detail": f"{type(e).__name__}: {str(e)[:2000]}\n{tb[-3000:]}"}
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
     if values_equal(expected, actual):
         return {"status": "ok", "detail": ""}
     return {"status": "mismatch",
-            "detail": f"device {format_value(actual)[:400]}\nevaluator {format_value(expected)[:400]}"}
+            "detail": f"emulator {format_value(actual)[:400]}\nevaluator {format_value(expected)[:400]}"}
 
 
 def main():
