@@ -1,12 +1,14 @@
 """`python -m fcl.fuzz`: the differential tester for long runs.
 
-    python -m fcl.fuzz --seeds 0:2000 --time 1800 --keep failures/
+    python -m fcl.fuzz --seeds 0:2000 --time 1800 --save failures/
     python -m fcl.fuzz --seeds 17 --show          # print one case's program
     python -m fcl.fuzz --seeds 0:50 --oclgrind    # on Oclgrind, checks on
+    python -m fcl.fuzz --seeds 0:240 --emulate --stop   # also on the kernel-IR interpreter; stop at a failure
 
 Prints one line per failing case (seed, verdict, first line of the detail),
-then a summary; with --keep DIR every failure is minimised and written as
-DIR/seedN.fcl, an FCL file with a test block.  Exit status 1 when a case failed.
+then a summary; with --save DIR (or --keep DIR) every failure is minimised and
+written as DIR/seedN.fcl, an FCL file with a test block, and printed.  Exit
+status 1 when a case failed.  docs/fuzzing.md describes the checks.
 """
 from __future__ import annotations
 
@@ -42,7 +44,11 @@ def main(argv=None) -> int:
                     help="also run each agreeing case on the kernel-IR interpreter (divergent barriers, "
                          "out-of-bounds accesses)")
     ap.add_argument("--show", action="store_true", help="print the cases instead of running them")
-    ap.add_argument("--keep", metavar="DIR", help="minimise each failure and write it to DIR")
+    ap.add_argument("--save", "--keep", dest="keep", metavar="DIR",
+                    help="minimise each failure, print it and write it to DIR/seedN.fcl")
+    ap.add_argument("--min-time", type=float, default=300.0,
+                    help="seconds of minimising per failure with --save (default 300)")
+    ap.add_argument("--stop", action="store_true", help="start no new case once one has failed")
     ap.add_argument("--jsonl", metavar="FILE", help="append every verdict as a JSON line to FILE")
     ap.add_argument("--verbose", "-v", action="store_true", help="print every case's verdict")
     args = ap.parse_args(argv)
@@ -66,20 +72,20 @@ def main(argv=None) -> int:
             failures.append((case, r))
 
     results = run_many((generate_case(s) for s in seeds), args.jobs, args.timeout, args.oclgrind,
-                       args.time, report, args.emulate)
+                       args.time, report, args.emulate, args.stop)
     if args.keep and failures:
-        from fcl.fuzz.minimize import minimize
+        from fcl.fuzz.minimize import minimize_failures
         out = Path(args.keep)
         out.mkdir(parents=True, exist_ok=True)
         runner = Runner(args.timeout, args.oclgrind, args.emulate)
         try:
-            for case, r in failures:
-                small = minimize(case, r["status"], runner)
-                (out / f"seed{case.seed}.fcl").write_text(
-                    f"-- {r['status']}: {r['detail'].splitlines()[0][:200] if r['detail'] else ''}\n"
-                    + small.program_text())
+            failures.sort(key=lambda f: f[0].seed)
+            texts = minimize_failures(failures, runner, args.min_time * len(failures), args.min_time)
         finally:
             runner.close()
+        for (case, _), text in zip(failures, texts):
+            (out / f"seed{case.seed}.fcl").write_text(text)
+            print(f"\n-- kept as {out / f'seed{case.seed}.fcl'}\n{text}")
     print(f"{len(results)} cases in {time.monotonic() - start:.0f} s: {summarize(results)}")
     return 0 if all(r["status"] in PASSING for _, r in results) else 1
 

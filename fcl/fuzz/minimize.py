@@ -3,7 +3,7 @@
 Greedy reduction over the AST of the entry's body: replace a subexpression
 by one of its own subexpressions, or by a literal, keep the change when the
 program still type-checks and the runner gives the same verdict; then try
-shorter arguments.  Bounded by `attempts` runs.
+shorter arguments.  Bounded by `attempts` runs and optionally by a time budget.
 """
 from __future__ import annotations
 
@@ -69,12 +69,20 @@ def candidates(body: A.Expr):
             yield replace_at(body, path, A.BoolLit(True))
 
 
-def minimize(case: Case, status: str, runner, attempts: int = 300) -> Case:
-    """The smallest variant of `case` found that still gets verdict `status`."""
+def minimize(case: Case, status: str, runner, attempts: int = 300, seconds: float | None = None) -> Case:
+    """The smallest variant of `case` found that still gets verdict `status`, within
+    `attempts` runs and (when given) about `seconds` of wall-clock time."""
+    import time
+
     import fcl
     from fcl.syntax import parse_program
+    deadline = None if seconds is None else time.monotonic() + seconds
 
     def same(c: Case) -> bool:
+        nonlocal left
+        if deadline is not None and time.monotonic() > deadline:
+            left = 0
+            return False
         try:
             fcl.load(c.source)
         except fcl.FCLError:
@@ -134,3 +142,24 @@ def source_with_for(case: Case, body: A.Expr) -> str:
     decls = list(program.decls)
     decls[k] = dataclasses.replace(d, value=_with_body(d.value, body))
     return "\n".join(print_decl(x) for x in decls) + "\n"
+
+
+def kept_text(case: Case, result: dict) -> str:
+    """A failure as it is kept: a comment with the verdict, then the case as an FCL
+    file with a test block (ready for tests/programs/fuzz_regressions.fcl once the
+    expected output is filled in from the evaluator)."""
+    first = result["detail"].strip().splitlines()[0][:200] if result["detail"].strip() else ""
+    return f"-- {result['status']}: {first}\n" + case.program_text()
+
+
+def minimize_failures(failures, runner, seconds: float, each: float = 60.0) -> list[str]:
+    """kept_text of each failure, minimised while the time budget `seconds` lasts
+    (at most `each` seconds per failure); later ones are kept as they are."""
+    import time
+    end = time.monotonic() + seconds
+    out = []
+    for case, r in failures:
+        left = end - time.monotonic()
+        small = minimize(case, r["status"], runner, seconds=min(each, left)) if left > 1 else case
+        out.append(kept_text(small, r))
+    return out

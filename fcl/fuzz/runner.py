@@ -115,13 +115,15 @@ def summarize(results: list[tuple[Case, dict]]) -> str:
 
 
 def run_many(cases, jobs: int = 1, timeout: float = 30.0, oclgrind: bool = False, budget: float | None = None,
-             on_result=None, emulate: bool = False) -> list[tuple[Case, dict]]:
-    """Run cases on `jobs` workers at once; stop starting new ones after `budget` seconds."""
+             on_result=None, emulate: bool = False, stop_on_failure: bool = False) -> list[tuple[Case, dict]]:
+    """Run cases on `jobs` workers at once, in order; stop starting new ones after
+    `budget` seconds, or (`stop_on_failure`) once a case has failed."""
     import threading
     cases = list(cases)
     results: list = [None] * len(cases)
     lock = threading.Lock()
     nxt = [0]
+    failed = [False]
     start = time.monotonic()
 
     def work():
@@ -130,11 +132,14 @@ def run_many(cases, jobs: int = 1, timeout: float = 30.0, oclgrind: bool = False
             while True:
                 with lock:
                     i = nxt[0]
-                    if i >= len(cases) or (budget is not None and time.monotonic() - start > budget):
+                    if i >= len(cases) or (budget is not None and time.monotonic() - start > budget) \
+                            or failed[0]:
                         return
                     nxt[0] += 1
                 r = runner.run(cases[i])
                 results[i] = (cases[i], r)
+                if stop_on_failure and r["status"] not in PASSING:
+                    failed[0] = True
                 if on_result is not None:
                     with lock:
                         on_result(cases[i], r)
