@@ -437,9 +437,19 @@ class Gen:
                         f"{self.scalar({**env, x: ty}, ty, d, THREAD)}) {self.atom(self.part(env, ty, d, level, p, m))}"),
             (1, lambda: f"(if {self.bool_(env, d, level)} then {self.part(env, ty, d, level, p, m)} "
                         f"else {self.part(env, ty, d, level, p, m)})"),
-            (5 if level == WARP else 0, lambda: self.warp_if_force(env, ty, d, p, m)),
+            (3 if level == WARP else 0, lambda: self.warp_if_force(env, ty, d, p, m)),
+            (2 if level == BLOCK and m > 1 else 0, lambda: self.warps_if_force(env, ty, d, p, m)),
         ]
         return self.pick(options)
+
+    def warps_if_force(self, env, ty, depth, p, m) -> str:
+        """A block's part cut into parts of at most 2 elements, one per warp, each chosen by a
+        per-warp `if` with a warp-level force (many warps, different conditions)."""
+        m2 = self.r.choice([k for k in (1, 2) if m % k == 0 and m // k >= 2])
+        q = self.fresh("p")
+        inner = self.warp_if_force({**env, q: f"[{ty}]"}, ty, depth, q, m2)
+        self.features.add("concat block")
+        return f"concat {m2} (mapPull (fn {q} => {inner}) (splitUp {m2} {p}))"
 
     def warp_if_force(self, env, ty, depth, p, m) -> str:
         """A warp's part chosen by an `if` on the part's own data (so the warps of a block

@@ -32,7 +32,8 @@ PASSING = ("ok", "skip", "refused", "slow")
 
 
 class Runner:
-    def __init__(self, timeout: float = 30.0, oclgrind: bool = False, emulate: bool = False):
+    def __init__(self, timeout: float = 30.0, oclgrind: bool = False, emulate=False):
+        """emulate: True, False, or a predicate of the case (which cases to emulate)."""
         self.timeout = timeout
         self.oclgrind = oclgrind
         self.emulate = emulate
@@ -68,7 +69,7 @@ class Runner:
     def run(self, case: Case | dict) -> dict:
         """{"status", "detail", "seconds"} for one case."""
         job = asdict(case) if isinstance(case, Case) else dict(case)
-        job["emulate"] = self.emulate
+        job["emulate"] = bool(self.emulate(case) if callable(self.emulate) else self.emulate)
         if self.proc is None or self.proc.poll() is not None:
             self.start()
         start = time.monotonic()
@@ -115,7 +116,7 @@ def summarize(results: list[tuple[Case, dict]]) -> str:
 
 
 def run_many(cases, jobs: int = 1, timeout: float = 30.0, oclgrind: bool = False, budget: float | None = None,
-             on_result=None, emulate: bool = False, stop_on_failure: bool = False) -> list[tuple[Case, dict]]:
+             on_result=None, emulate=False, stop_on_failure: bool = False) -> list[tuple[Case, dict]]:
     """Run cases on `jobs` workers at once, in order; stop starting new ones after
     `budget` seconds, or (`stop_on_failure`) once a case has failed."""
     import threading
