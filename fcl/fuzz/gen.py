@@ -367,7 +367,14 @@ class Gen:
         init = self.pull(env, "int", depth, lvl, top)
         self.features.add(f"while {LEVELS[level]}")
         L = LEVELS[level]
-        if self.r.random() < 0.5:
+        form = self.r.random()
+        if form < 0.2:      # each step one shorter, while the data says so: a length only the device knows
+            bound = self.r.choice([5, 10, 30])
+            self.features.add("while shrinking")
+            out = (f"while (fn {a} => lengthPull {a} > 0 && index {a} 0 < {bound}) "
+                   f"(fn {a} => push <{L}> (generate (lengthPull {a} - 1) (fn {i} => index {a} ({i} + 1) + 1))) "
+                   f"(push <{L}> {self.atom(init)})")
+        elif form < 0.6:
             limit = self.r.choice([1, 2, 3, 5])
             op = self.r.choice(["+", "max", "-"])
             comb = (f"max (index {a} (2 * {i})) (index {a} (2 * {i} + 1))" if op == "max"
@@ -412,6 +419,10 @@ class Gen:
         m = self.r.choice([1, 2, 3, 4, 5, 8, 16, 7, 32, 13])
         src, p = self.fresh("src"), self.fresh("p")
         arr = self.pull(env, ty, depth, lvl, top)
+        if self.r.random() < 0.08:      # empty parts: no elements, but as many parts as src has
+            self.features.add(f"empty parts {LEVELS[level]}")
+            return (f"(let {src} = {arr} in concat 0 "
+                    f"(mapPull (fn {p} => push <{LEVELS[level - 1]}> (take 0 {p})) (splitUp {m} {src})))")
         part = self.part({**env, p: f"[{ty}]"}, ty, depth, level - 1, p, m)
         self.features.add(f"concat {LEVELS[level]}")
         if self.r.random() < 0.7:
