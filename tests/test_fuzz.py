@@ -93,6 +93,22 @@ def test_random_programs_agree_with_the_evaluator():
     assert sum(r["status"] == "ok" for _, r in results) >= len(results) // 2
 
 
+def test_a_run_stops_at_a_failure_and_keeps_it_as_a_program():
+    """--stop starts no case after a failure; a kept failure is an FCL file with a test block."""
+    from fcl.fuzz.minimize import minimize_failures
+    from fcl.fuzz.runner import Runner
+    bad = Case(7, "fun f arr = push <grid> (mapPull (fn x => x + true) arr)\n", "f", ["[1, 2]"], 32, 32, 1, [])
+    results = run_many([bad, bad, bad], jobs=1, timeout=30, stop_on_failure=True)
+    assert [r["status"] for _, r in results] == ["invalid"]
+    runner = Runner(30)
+    try:
+        (text,) = minimize_failures(results, runner, 2)
+    finally:
+        runner.close()
+    assert text.startswith("-- invalid: ") and "-- == entry: f\n-- input { [1, 2] }" in text
+    assert bad.source in text
+
+
 @pytest.mark.skipif(not oclgrind_available(), reason="no Oclgrind OpenCL platform")
 def test_random_programs_under_oclgrind():
     results = run_many((generate_case(s) for s in ORACLE_SAMPLE), jobs=2, timeout=60, oclgrind=True)
