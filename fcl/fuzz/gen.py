@@ -360,14 +360,15 @@ class Gen:
             value = self.scalar(env, kind, depth, lvl)
         return f"(let {v} = {value} in {body({**env, v: kind})})"
 
-    def while_(self, env, ty, depth, lvl, top) -> str:
-        """A while at a level up to `lvl`: halving steps, or a data-dependent count."""
+    def while_(self, env, ty, depth, lvl, top, form=None) -> str:
+        """A while at a level up to `lvl`: halving steps, a data-dependent count, or a
+        data-dependent length (form < 0.2)."""
         level = self.level_upto(lvl, top) if lvl > THREAD else THREAD
         a, i, x = self.fresh("a"), self.fresh("i"), self.fresh("x")
         init = self.pull(env, "int", depth, lvl, top)
         self.features.add(f"while {LEVELS[level]}")
         L = LEVELS[level]
-        form = self.r.random()
+        form = self.r.random() if form is None else form
         if form < 0.2:      # each step one shorter, while the data says so: a length only the device knows
             bound = self.r.choice([5, 10, 30])
             self.features.add("while shrinking")
@@ -421,6 +422,8 @@ class Gen:
         arr = self.pull(env, ty, depth, lvl, top)
         if self.r.random() < 0.08:      # empty parts: no elements, but as many parts as src has
             self.features.add(f"empty parts {LEVELS[level]}")
+            if ty == "int" and self.r.random() < 0.6:   # as many as only the device knows
+                arr = self.while_(env, ty, depth, lvl, top, form=0.0)
             return (f"(let {src} = {arr} in concat 0 "
                     f"(mapPull (fn {p} => push <{LEVELS[level - 1]}> (take 0 {p})) (splitUp {m} {src})))")
         part = self.part({**env, p: f"[{ty}]"}, ty, depth, level - 1, p, m)
