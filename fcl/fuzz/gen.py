@@ -537,6 +537,11 @@ class Gen:
             kind = self.r.choice(["fold", "force", "force", "while", "pull", "scalar", "chain"])
             if kind == "fold":
                 value, t = self.fold(env, "int", depth - 1, GRID), "int"
+                if self.r.random() < 0.4:     # a branch that loops, at the kernel's top
+                    arrays = [n for n, ty in env.items() if ty.startswith("[")]
+                    cond = f"lengthPull {self.r.choice(arrays)} > {self.r.choice([0, 2, 5, 10, 40])}"
+                    value = f"if {cond} then {value} else {self.int_(env, 1, GRID)}"
+                    self.features.add("if of a loop at the top")
             elif kind == "force":
                 level = self.r.choice([GRID, GRID, BLOCK, WARP, THREAD])
                 value, t = f"force {self.atom(self.push(env, 'int', depth - 1, GRID, True, level))}", "[int]"
