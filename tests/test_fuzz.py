@@ -81,7 +81,8 @@ def test_generator_covers_every_construct():
     for level in ("warp", "block", "grid"):
         assert f"concat {level}" in features and f"interleave {level}" in features
     assert {"foldl", "array literal", "generate", "warp if force", "literal element out of range", "map chain",
-            "let chain host", "let chain device", "top chain host", "top chain device"} <= features
+            "let chain host", "let chain device", "top chain host", "top chain device", "while shrinking",
+            "empty parts grid", "if of a loop at the top"} <= features
 
 
 @pytest.mark.skipif(not _device_available(), reason="no OpenCL device")
