@@ -228,9 +228,12 @@ class Gen:
         n = self.r.randint(1, 3)
         elems = [self.scalar(env, ty, depth, lvl) for _ in range(n)]
         s = self.fresh("s")
-        elems.append(f"(let {s} = index {a} {self.r.choice([0, 2, 7, 40, 150, 100000])} in {s} * {s})")
+        at = self.r.choice(["0", "7", "100000", f"(lengthPull {a})", f"(lengthPull {a} + 3)"])
+        elems.append(f"(let {s} = index {a} {at} in {s} * {s})")
         self.features.add("literal element out of range")
-        return f"index [{', '.join(elems)}] (({self.int_(env, depth, lvl)} & 1023) % {n})"
+        # an index the compiler cannot fold (a length is no static argument), so no
+        # optimisation drops the last element's code
+        return f"index [{', '.join(elems)}] ((lengthPull {a} + ({self.int_(env, depth, lvl)} & 1023)) % {n})"
 
     CHAIN_STEPS = ("{v} * {v} + {v}", "({v} ^ ({v} >> 3)) + {v}", "{v} + {v} * 7", "max {v} ({v} - 3) + {v}",
                    "(if {v} > 0 then {v} - 1 else {v} + 2)")
