@@ -1,11 +1,11 @@
 """The random differential tester (fcl.fuzz) in CI, with fixed seeds.
 
-* 240 generated programs (every level, push/pull, force, concat, interleave,
+* 210 generated programs (every level, push/pull, force, concat, interleave,
   while, odd sizes, warp sizes that are not powers of two, small block and
   group counts, per-warp `if`s with warp-level forces, literals with elements
   out of range, let and map chains) run on the evaluator and compiled on the
   default device: ints equal, floats within 1e-6, refusals located, OpenCL
-  sources of bounded size; no crash, hang or worker death.  Every third case,
+  sources of bounded size; no crash, hang or worker death.  Every eighth case,
   and each case with a construct aimed at barriers or out-of-range reads, also
   runs on the kernel-IR interpreter (divergent barriers, out-of-bounds
   accesses).  Two workers; about 2 minutes on 2 idle cores (30 s per case at
@@ -25,7 +25,7 @@ from fcl.fuzz.runner import PASSING, run_many
 from fcl.runtime.oclgrind import oclgrind_available
 from fcl.values import values_equal
 
-SEEDS = range(240)
+SEEDS = range(210)
 MIN_CASES = 200
 ORACLE_SAMPLE = (1, 2, 5, 11, 24, 33, 47, 60)
 MINIMISE_SECONDS = 120
@@ -34,7 +34,7 @@ EMULATED_FEATURES = {"warp if force", "literal element out of range"}
 
 def emulated(case) -> bool:
     """Which CI cases also run on the kernel-IR interpreter (it costs about half a device run)."""
-    return case.seed % 3 == 0 or bool(EMULATED_FEATURES & set(case.features))
+    return case.seed % 8 == 0 or bool(EMULATED_FEATURES & set(case.features))
 
 
 def _device_available() -> bool:
@@ -85,6 +85,7 @@ def test_generator_covers_every_construct():
             "empty parts grid", "if of a loop at the top"} <= features
 
 
+@pytest.mark.timeout(600)      # about 2 minutes on 2 idle cores; a loaded machine needs more
 @pytest.mark.skipif(not _device_available(), reason="no OpenCL device")
 @pytest.mark.timeout(900)       # each case has its own limit; a loaded machine builds slowly
 def test_random_programs_agree_with_the_evaluator():
