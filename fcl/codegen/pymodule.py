@@ -152,7 +152,7 @@ class Kernels:
     def _kernel(self, entry, name):
         if entry not in self._kernels:
             prg = cl.Program(self._context, SOURCES[entry]).build(
-                options=["-cl-fp32-correctly-rounded-divide-sqrt"])
+                options=list(BUILD_OPTIONS))
             self._kernels[entry] = {k.function_name: k for k in prg.all_kernels()}
         return self._kernels[entry][name]
 
@@ -216,9 +216,10 @@ def py_expr(e: K.Expr, total: bool = False) -> str:
         return repr(e.value)
     if isinstance(e, K.Var):
         return e.name
+    if isinstance(e, K.Bin) and total and e.op in ("div", "mod"):
+        return f"_{e.op}({x(e.a)}, {x(e.b)}, True)"
     if isinstance(e, K.Bin):
-        text = PY_OPS[e.op].format(a=x(e.a), b=x(e.b))
-        return text[:-1] + ", True)" if total and e.op in ("div", "mod") else text
+        return PY_OPS[e.op].format(a=x(e.a), b=x(e.b))
     if isinstance(e, K.Un):
         return f"(not {x(e.a)})" if e.op == "not" else f"_wrap(-{x(e.a)})"
     if isinstance(e, K.Select):

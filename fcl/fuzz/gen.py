@@ -252,15 +252,21 @@ class Gen:
         return f"foldl (fn {(a := self.fresh('acc'))} => fn {(x := self.fresh('x'))} => {a} + {x}) 0 " \
                f"{self.r.choice(arrays)}", "device"
 
-    def let_chain(self, env, lvl) -> str:
-        """`let c1 = seed in let c2 = f c1 in ... in cN`, each step using the previous value twice or more."""
+    def chain_lets(self, env, lvl, after_seed: str = " "):
+        """(`let c1 = seed in let c2 = f c1 in ... in `, cN, the seed's kind): each step
+        uses the previous value twice or more."""
         seed, kind = self.chain_seed(env, lvl)
         names = [self.fresh("c") for _ in range(self.chain_depth())]
-        text = f"let {names[0]} = {seed} in "
+        text = f"let {names[0]} = {seed}{after_seed}in "
         for prev, v in zip(names, names[1:]):
             text += f"let {v} = {self.chain_step(prev)} in "
+        return text, names[-1], kind
+
+    def let_chain(self, env, lvl) -> str:
+        """`let c1 = seed in let c2 = f c1 in ... in cN`."""
+        text, last, kind = self.chain_lets(env, lvl)
         self.features.add(f"let chain {kind}")
-        return f"({text}{names[-1]})"
+        return f"({text}{last})"
 
     def map_chain(self, env, lvl, top) -> str:
         """mapPull (fn x => f x) (mapPull (fn x => f x) ... arr): each function's argument used twice or more."""
@@ -579,14 +585,10 @@ class Gen:
     def top_chain(self, env, depth) -> str:
         """Lets at the kernel's top, each using the previous value twice or more; the
         last one is used by the result."""
-        seed, kind = self.chain_seed(env, GRID)
-        names = [self.fresh("c") for _ in range(self.chain_depth())]
-        text = f"let {names[0]} = {seed}\n  in "
-        for prev, v in zip(names, names[1:]):
-            text += f"let {v} = {self.chain_step(prev)} in "
+        text, last, kind = self.chain_lets(env, GRID, "\n  ")
         self.features.add(f"top chain {kind}")
-        self.chain_ends.append(names[-1])
-        return text + "\n  " + self.top({**env, names[-1]: "int"}, depth)
+        self.chain_ends.append(last)
+        return text + "\n  " + self.top({**env, last: "int"}, depth)
 
 
 def _balanced(text: str) -> bool:
