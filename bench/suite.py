@@ -227,6 +227,8 @@ FCL_ROWS = [
     Fcl("matmul", "matmulF", "examples/matmul.fcl", "matmulF", lambda i, d: (*d, i["A"], i["B"]), kind="float"),
     Fcl("matmul", "matmulReg (4x4 per work-item)", "examples/matmul.fcl", "matmulReg",
         lambda i, d: (*d, i["A"], i["B"]), kind="float"),
+    Fcl("matmul", "matmulCached (8x8 per work-item, no local memory)", "examples/matmul.fcl", "matmulCached",
+        lambda i, d: (*d, i["A"], i["B"]), kind="float"),
     Fcl("matmul", "matmul (int, naive)", "examples/matmul.fcl", "matmul",
         lambda i, d: (*d, i["A"], i["B"])),
     Fcl("matmul", "matmulTiled 16 (int)", "examples/matmul.fcl", "matmulTiled",

@@ -185,3 +185,17 @@ def test_fclc_pass_switches():
     assert p.returncode == 0 and "fcl_skew(" not in p.stdout.split("__kernel")[1]
     p = run_fclc("compile", str(TRANSPOSE), "-e", "transposeTiled", "--no-pass", "nope")
     assert p.returncode == 1 and "unknown pass `nope`" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_opencl_parenthesises_operands_that_compilers_warn_about():
+    """`(a + b) >> 6`, `(a & b) | c`, `(p && q) || r`: right by precedence without the
+    parentheses, but clang warns ("1 warning generated." on a run's stderr)."""
+    from fcl.codegen.opencl import OpenCLRenderer
+    r = OpenCLRenderer.__new__(OpenCLRenderer)
+    a, b, c = (K.Var("int", n) for n in "abc")
+    p, q = K.Var("bool", "p"), K.Var("bool", "q")
+    six = K.Const("int", 6)
+    assert r.expr(K.Bin("int", K.Op.SHR, K.Bin("int", K.Op.ADD_NW, a, b), six)) == "(a + b) >> 6"
+    assert r.expr(K.Bin("int", K.Op.BOR, K.Bin("int", K.Op.BAND, a, b), c)) == "(a & b) | c"
+    assert r.expr(K.Bin("bool", K.Op.OR, K.Bin("bool", K.Op.AND, p, q), p)) == "(p && q) || p"
+    assert r.expr(K.Bin("int", K.Op.ADD_NW, K.Bin("int", K.Op.MUL_NW, a, b), c)) == "a * b + c"

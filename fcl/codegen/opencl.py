@@ -63,6 +63,11 @@ CONVERSIONS = {"i2d": "(double)({})", "f2d": "(double)({})", "d2i": "convert_int
                "f2i": "convert_int_sat_rtz({})", "i2f": "convert_float_rte({})",
                "d2f": "convert_float_rte({})", "b2i": "(({}) ? 1 : 0)"}
 STORAGE = {"int": "int", "float": "float", "double": "double", "bool": "uchar"}
+# operands that C compilers want parenthesised although precedence makes them right
+# (clang -Wshift-op-parentheses, -Wbitwise-op-parentheses, -Wlogical-op-parentheses):
+# `a + b >> 6`, `a & b | c`, `a && b || c` print as `(a + b) >> 6`, ...
+OPERAND_PREC = {"shl": PREC["add"] + 1, "shr": PREC["add"] + 1, "bor": PREC["band"] + 1,
+                "bxor": PREC["band"] + 1, "or": PREC["and"] + 1}
 
 
 class OpenCLRenderer:
@@ -277,7 +282,8 @@ class OpenCLRenderer:
         if proven or plain_shift:          # a pass proved C's own operator right here
             op = K.GENERAL_OP.get(e.op, e.op)
             p = PREC[op]
-            return f"{self.expr(e.a, p)} {C_OPS[op]} {self.expr(e.b, p + 1)}", p
+            q = OPERAND_PREC.get(op, p)
+            return f"{self.expr(e.a, q)} {C_OPS[op]} {self.expr(e.b, max(q, p + 1))}", p
         if e.a.ty == "int" and e.op in INT_HELPERS:
             if e.op in ("div", "mod") and isinstance(e.b, K.Const) and e.b.value not in (0, -1):
                 p = PREC[e.op]
@@ -287,7 +293,8 @@ class OpenCLRenderer:
             p = PREC[e.op]
             return f"(bool){self.expr(e.a, 14)} {C_OPS[e.op]} (bool){self.expr(e.b, 14)}", p
         p = PREC[e.op]
-        return f"{self.expr(e.a, p)} {C_OPS[e.op]} {self.expr(e.b, p + 1)}", p
+        q = OPERAND_PREC.get(e.op, p)
+        return f"{self.expr(e.a, q)} {C_OPS[e.op]} {self.expr(e.b, max(q, p + 1))}", p
 
     def call(self, e: K.Call) -> str:
         args = [self.expr(a) for a in e.args]
