@@ -1,0 +1,87 @@
+"""How many device bounds checks (`kir.Checked`) each benchmark's FCL row keeps, per kernel.
+
+    python bench/checks.py [--only reduce,scan] [--size 2^26] [--device-geometry] [--sites]
+
+Every FCL row of bench/suite.py is built as bench/run.py builds it: the same
+entry, its int arguments static with the values the row passes at the first
+GPU size of its benchmark (the arrays' lengths are run-time values, so tiny
+arrays of the right element type stand in for the inputs).  Prints one line a
+row: the checks left in all its kernels, then per kernel; `--sites` adds each
+check's source site.  `check_counts(row, dims)` is the same as a function
+(tests/test_bounds.py uses it).  No device is needed: this only compiles.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench import suite as S  # noqa: E402
+
+
+def stand_in_inputs(row: S.Fcl) -> dict:
+    """Inputs of the row's element type, one element each (their lengths are not compiled in)."""
+    dtype = np.float32 if row.kind == "float" else np.int32
+    return {name: np.zeros(1, dtype) for name in ("a", "A", "B")}
+
+
+def build(row: S.Fcl, dims: tuple):
+    """The build bench/run.py's row runs at `dims` (its static int arguments at those sizes)."""
+    import fcl
+    kernel = fcl.load_file(str(ROOT / row.file)).compile(row.entry, **dict(row.compile_options))
+    return kernel.build_for(*row.args(stand_in_inputs(row), dims))
+
+
+def checked_nodes(k):
+    from fcl.codegen import kir as K
+    return [x for s in K.walk_stmts(k.body) for e in K.stmt_exprs(s) for x in K.walk_expr(e)
+            if isinstance(x, K.Checked)]
+
+
+def check_counts(row: S.Fcl, dims: tuple) -> dict[str, int]:
+    """{kernel name: checks left in it} of the row's build at `dims`."""
+    plan = build(row, dims).plan
+    return {k.name: len(checked_nodes(k)) for k in plan.kernels}
+
+
+def first_dims(bench: str, size: str | None) -> tuple:
+    return S.parse_dims(bench, size if size else S.GPU_SIZES[bench][0])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", default="", help="benchmarks, comma-separated (default: all)")
+    ap.add_argument("--size", default=None, help="one size for every benchmark (default: the first GPU size)")
+    ap.add_argument("--sites", action="store_true", help="print the site of each check left")
+    args = ap.parse_args(argv)
+    only = {b for b in args.only.split(",") if b}
+    total = 0
+    for row in S.FCL_ROWS:
+        if only and row.bench not in only:
+            continue
+        dims = first_dims(row.bench, args.size)
+        if row.needs(dims):
+            print(f"{row.bench:10} {row.variant:40} skipped: {row.needs(dims)}")
+            continue
+        plan = build(row, dims).plan
+        per = {k.name: checked_nodes(k) for k in plan.kernels}
+        n = sum(len(v) for v in per.values())
+        total += n
+        detail = ", ".join(f"{name} {len(v)}" for name, v in per.items())
+        print(f"{row.bench:10} {row.variant:40} {n:3} checks  ({detail})")
+        if args.sites:
+            for name, checks in per.items():
+                for c in checks:
+                    print(f"    {name}: site {c.site}: index {c.index} < {c.length}")
+    print(f"total {total}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
