@@ -6,7 +6,8 @@ Every FCL row of bench/suite.py is built as bench/run.py builds it: the same
 entry, its int arguments static with the values the row passes at the first
 GPU size of its benchmark (the arrays' lengths are run-time values, so tiny
 arrays of the right element type stand in for the inputs).  Prints one line a
-row: the checks left in all its kernels, then per kernel; `--sites` adds each
+row: the checks left in all its kernels, then per kernel (on the path taken when
+the host facts of a kernel's unchecked version hold: see passes/bounds.py); `--sites` adds each
 check's source site.  `check_counts(row, dims)` is the same as a function
 (tests/test_bounds.py uses it).  No device is needed: this only compiles.
 """
@@ -39,9 +40,9 @@ def build(row: S.Fcl, dims: tuple):
 
 
 def checked_nodes(k):
-    from fcl.codegen import kir as K
-    return [x for s in K.walk_stmts(k.body) for e in K.stmt_exprs(s) for x in K.walk_expr(e)
-            if isinstance(x, K.Checked)]
+    """The checks kernel k runs where its unchecked version's host facts hold (bounds pass)."""
+    from fcl.codegen.passes.bounds import checks_in
+    return checks_in(k.body, fast=True)
 
 
 def check_counts(row: S.Fcl, dims: tuple) -> dict[str, int]:

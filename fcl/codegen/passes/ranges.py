@@ -68,8 +68,9 @@ class Ranges:
     `lower` (name -> expressions it is at least) and `defs` (the expression of a `Let`)."""
 
     def __init__(self, plan: P.Plan, env: dict[str, Interval] | None = None, mutable: frozenset = frozenset(),
-                 upper=None, lower=None, defs=None, facts=()):
+                 upper=None, lower=None, defs=None, facts=(), assigned=None):
         self.plan = plan
+        self.assigned: dict[str, Interval] = assigned or {}   # mutable name -> every value it is given
         self.env = dict(env or {})
         self.mutable = mutable          # assigned names: a branch's condition says nothing lasting about them
         self.upper: dict[str, tuple] = dict(upper or {})
@@ -78,21 +79,24 @@ class Ranges:
         self.facts: tuple = facts       # linear forms known to be <= 0 (conditions over any expressions)
 
     @staticmethod
-    def for_plan(plan: P.Plan) -> "Ranges":
+    def for_plan(plan: P.Plan, cap: int | None = None) -> "Ranges":
+        """The facts every kernel of `plan` starts from; with `cap`, also assuming that every
+        array length and host size is at most `cap` (the `bounds` pass's versions test that)."""
         env = {}
+        top = S.INT_MAX if cap is None else cap
         for p in plan.params:
             env[p.name] = BOOL if p.ty == "bool" else FULL
         for a in plan.args:
             if isinstance(a, P.ArrayArg):
-                env[a.length] = NONNEG
+                env[a.length] = Interval(0, top)
         for s in P.walk(plan.body):
             if isinstance(s, (P.SetVar, P.ReadScalar)):
-                env[s.var] = NONNEG if isinstance(s, P.SetVar) and s.size else FULL
+                env[s.var] = Interval(0, top) if isinstance(s, P.SetVar) and s.size else FULL
         out = Ranges(plan, env)
         once = [s.var for s in P.walk(plan.body) if isinstance(s, (P.SetVar, P.ReadScalar))]
         for s in plan.body:             # set once, before any loop: a launch after it sees that value
             if isinstance(s, P.SetVar) and once.count(s.var) == 1:
-                env[s.var] = out.of(s.expr) if not s.size else Interval(max(0, out.of(s.expr).lo), S.INT_MAX)
+                env[s.var] = out.of(s.expr) if not s.size else Interval(max(0, out.of(s.expr).lo), top)
                 if out.stable(s.expr):
                     out.defs[s.var] = s.expr
         bs, ng = plan.block_size, plan.num_groups
@@ -104,7 +108,8 @@ class Ranges:
         return out
 
     def child(self) -> "Ranges":
-        return Ranges(self.plan, self.env, self.mutable, self.upper, self.lower, self.defs, self.facts)
+        return Ranges(self.plan, self.env, self.mutable, self.upper, self.lower, self.defs, self.facts,
+                      self.assigned)
 
     def refined(self, cond: K.Expr) -> "Ranges":
         """The facts where `cond` holds: `x < e`, `x <= e`, `e > x`, `e >= x` bound a
@@ -322,7 +327,10 @@ class Ranges:
         if isinstance(e, K.HwId):
             return self.env[f"%{e.name}"]
         if isinstance(e, K.Bin):
-            return self.binary(e.op, self.of(e.a), self.of(e.b))
+            iv = self.binary(e.op, self.of(e.a), self.of(e.b))
+            if e.op in (Op.MUL, Op.MUL_NW) and iv == FULL:
+                return self.part_offset(e) or iv
+            return iv
         if isinstance(e, K.Select):
             a, b = self.of(e.a), self.of(e.b)
             return Interval(min(a.lo, b.lo), max(a.hi, b.hi))
@@ -331,6 +339,23 @@ class Ranges:
         if isinstance(e, K.Checked):
             return Interval(0, max(0, self.of(e.length).hi - 1))
         return FULL
+
+    def part_offset(self, e: K.Bin) -> Interval | None:
+        """p * k where p >= 0 is bounded by p < X / k or p < max(1, X / k) (the count of parts of
+        k elements): p * k <= X - k exactly, so [0, max(0, X.hi - k.lo)] when X does not wrap."""
+        for p, k in ((e.a, e.b), (e.b, e.a)):
+            if _key(p) is None or not self.of(p).nonneg() or not self.of(k).positive():
+                continue
+            for bound in self.upper.get(_key(p), ()):
+                while isinstance(bound, K.Var) and bound.name in self.defs:
+                    bound = self.defs[bound.name]
+                if isinstance(bound, K.Call) and bound.fn == "max" and K.is_const(bound.args[0], 1):
+                    bound = bound.args[1]
+                if isinstance(bound, K.Bin) and bound.op in (Op.DIV, Op.DIV_NN) and bound.b == k:
+                    x = self.of(bound.a)
+                    if x != FULL:
+                        return Interval(0, max(0, x.hi - self.of(k).lo))
+        return None
 
     def binary(self, op: Op, a: Interval, b: Interval) -> Interval:
         bounds = exact(op, a, b)
@@ -402,20 +427,29 @@ def _key(e: K.Expr) -> str | None:
     return f"%{e.name}" if isinstance(e, K.HwId) else None
 
 
-def rewrite_kernels(plan: P.Plan, f=None, fs=None) -> P.Plan:
+def rewrite_kernels(plan: P.Plan, f=None, fs=None, base: Ranges | None = None) -> P.Plan:
     """Every kernel with f(node, ranges) applied to each expression node bottom-up,
     with the range facts of the point where the expression is evaluated; and
     fs(stmt, ranges) to each statement once its parts are rewritten, with the facts
-    in scope where it starts (it returns a statement or a tuple of them)."""
-    base = Ranges.for_plan(plan)
+    in scope where it starts (it returns a statement or a tuple of them).  `base`:
+    the facts kernels start from (default `Ranges.for_plan(plan)`)."""
+    base = base or Ranges.for_plan(plan)
     f = f or (lambda node, r: node)
-    kernels = []
-    for k in plan.kernels:
-        mutable = frozenset(s.var for s in K.walk_stmts(k.body) if isinstance(s, (K.DeclVar, K.Assign)))
-        kernels.append(dataclasses.replace(k, body=_block(k.body, Ranges(plan, base.env, mutable, defs=base.defs),
-                                                          f, fs)))
-    kernels = tuple(kernels)
+    kernels = tuple(dataclasses.replace(k, body=_block(k.body, kernel_ranges(base, k), f, fs))
+                    for k in plan.kernels)
     return dataclasses.replace(plan, kernels=kernels)
+
+
+def kernel_ranges(base: Ranges, k: K.Kernel) -> Ranges:
+    """The facts at the top of kernel k: its assigned names, and for those only ever given
+    int constants, the interval of those constants."""
+    values: dict[str, list] = {}
+    for s in K.walk_stmts(k.body):
+        if isinstance(s, (K.DeclVar, K.Assign)):
+            values.setdefault(s.var, []).append(s.init if isinstance(s, K.DeclVar) else s.expr)
+    assigned = {name: Interval(min(v.value for v in vs), max(v.value for v in vs)) for name, vs in values.items()
+                if all(isinstance(v, K.Const) and v.ty == "int" for v in vs)}
+    return Ranges(base.plan, base.env, frozenset(values), defs=base.defs, assigned=assigned)
 
 
 def _own_exprs(s: K.Stmt, r: Ranges, f) -> K.Stmt:
@@ -479,7 +513,7 @@ def _block(stmts, r: Ranges, f, fs=None) -> tuple:
                 r.defs[s.var] = s.expr
         elif isinstance(s, (K.DeclVar, K.Assign)):
             s = _own_exprs(s, r, f)
-            r.env[s.var] = FULL
+            r.env[s.var] = r.assigned.get(s.var, FULL)
         elif isinstance(s, K.If):
             cond = _expr(s.cond, r, f)
             s = K.If(cond, _block(s.then, r.refined(cond), f, fs), _block(s.else_, r.refined(opposite(cond)), f, fs))
