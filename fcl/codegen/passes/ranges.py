@@ -99,6 +99,17 @@ class Ranges:
                 env[s.var] = out.of(s.expr) if not s.size else Interval(max(0, out.of(s.expr).lo), top)
                 if out.stable(s.expr):
                     out.defs[s.var] = s.expr
+        hulls: dict[str, Interval] = {}  # any other host scalar holds one of the values it is set to
+        for s in P.walk(plan.body):
+            if isinstance(s, P.SetVar) and s.var not in out.defs:
+                iv = out.of(s.expr)
+                have = hulls.get(s.var, iv)
+                hulls[s.var] = Interval(min(have.lo, iv.lo), max(have.hi, iv.hi))
+        for var, iv in hulls.items():
+            if var not in [s.var for s in P.walk(plan.body) if isinstance(s, P.ReadScalar)]:
+                have = env[var]
+                env[var] = Interval(max(have.lo, iv.lo), min(have.hi, iv.hi)) if iv.lo <= have.hi and \
+                    iv.hi >= have.lo else have
         bs, ng = plan.block_size, plan.num_groups
         env.update({"%lid": Interval(0, bs - 1), "%wid": Interval(0, max(1, bs // plan.warp_size) - 1),
                     "%lane": Interval(0, min(bs, plan.warp_size) - 1), "%group_id": Interval(0, ng - 1),
@@ -351,11 +362,20 @@ class Ranges:
                     bound = self.defs[bound.name]
                 if isinstance(bound, K.Call) and bound.fn == "max" and K.is_const(bound.args[0], 1):
                     bound = bound.args[1]
-                if isinstance(bound, K.Bin) and bound.op in (Op.DIV, Op.DIV_NN) and bound.b == k:
+                if isinstance(bound, K.Bin) and bound.op in (Op.DIV, Op.DIV_NN) and self.same(bound.b, k):
                     x = self.of(bound.a)
                     if x != FULL:
                         return Interval(0, max(0, x.hi - self.of(k).lo))
         return None
+
+    def same(self, a: K.Expr, b: K.Expr) -> bool:
+        """a and b have the same value: equal, or names bound to equal expressions (two host
+        scalars the host computes alike)."""
+        def value(e):
+            while isinstance(e, K.Var) and e.name in self.defs:
+                e = self.defs[e.name]
+            return e
+        return a == b or value(a) == value(b)
 
     def binary(self, op: Op, a: Interval, b: Interval) -> Interval:
         bounds = exact(op, a, b)
