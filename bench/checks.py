@@ -7,7 +7,8 @@ entry, its int arguments static with the values the row passes at the first
 GPU size of its benchmark (the arrays' lengths are run-time values, so tiny
 arrays of the right element type stand in for the inputs).  Prints one line a
 row: the checks left in all its kernels, then per kernel (on the path taken when
-the host facts of a kernel's unchecked version hold: see passes/bounds.py); `--sites` adds each
+the host facts of a kernel's unchecked version hold at the row's input lengths,
+else on its checked version: see passes/bounds.py); `--sites` adds each
 check's source site.  `check_counts(row, dims)` is the same as a function
 (tests/test_bounds.py uses it).  No device is needed: this only compiles.
 """
@@ -39,16 +40,63 @@ def build(row: S.Fcl, dims: tuple):
     return kernel.build_for(*row.args(stand_in_inputs(row), dims))
 
 
-def checked_nodes(k):
-    """The checks kernel k runs where its unchecked version's host facts hold (bounds pass)."""
-    from fcl.codegen.passes.bounds import checks_in
+def checked_nodes(k, holds=None):
+    """The checks kernel k runs: on its unchecked version's path (bounds pass) unless
+    `holds(condition)` says the version's host facts fail at the row's sizes."""
+    from fcl.codegen.passes.bounds import _is_version, checks_in
+    if len(k.body) == 1 and _is_version(k.body[0]) and holds is not None and holds(k.body[0].cond) is False:
+        return checks_in(k.body)
     return checks_in(k.body, fast=True)
 
 
+class _LengthsOnly:
+    """A random generator whose arrays are one element broadcast to the length asked for
+    (the input makers run without filling gigabytes)."""
+    @staticmethod
+    def integers(lo, hi, n, dtype=np.int64):
+        return np.broadcast_to(np.zeros(1, dtype), (n,))
+
+    @staticmethod
+    def random(n, dtype=np.float64):
+        return np.broadcast_to(np.zeros(1, dtype), (n,))
+
+
+def host_facts(row: S.Fcl, dims: tuple, plan):
+    """holds(condition) -> True/False at the row's real input lengths (host scalars set before
+    any host loop computed as the host does), or None where it reads one set in a loop."""
+    from fcl.codegen import kir as K
+    from fcl.codegen import plan as P
+    inputs = S.BENCHMARKS[row.bench].make(dims, row.kind, _LengthsOnly())
+    env = {}
+    for a, v in zip(plan.args, row.args(inputs, dims)):
+        if isinstance(a, P.ArrayArg):
+            env[a.length] = len(v)
+    for s in plan.body:
+        if isinstance(s, P.SetVar) and K.free_params(s.expr) <= env.keys():
+            env[s.var] = K.eval_host(s.expr, env, total=True)
+        elif isinstance(s, P.SetVar):
+            env.pop(s.var, None)
+
+    def holds(cond):
+        return bool(K.eval_host(cond, env, total=True)) if K.free_params(cond) <= env.keys() else None
+    return holds
+
+
 def check_counts(row: S.Fcl, dims: tuple) -> dict[str, int]:
-    """{kernel name: checks left in it} of the row's build at `dims`."""
+    """{kernel name: checks it runs} of the row's build at `dims` (its checked version where
+    the facts of its unchecked one fail at those sizes)."""
     plan = build(row, dims).plan
-    return {k.name: len(checked_nodes(k)) for k in plan.kernels}
+    holds = host_facts(row, dims, plan)
+    return {k.name: len(checked_nodes(k, holds)) for k in plan.kernels}
+
+
+def version(k, holds) -> str:
+    """How kernel k runs at the row's sizes: its unchecked version, its checked one, or
+    unknown here (facts on a host scalar set in a host loop)."""
+    from fcl.codegen.passes.bounds import _is_version
+    if not (len(k.body) == 1 and _is_version(k.body[0])):
+        return ""
+    return {True: " unchecked version", False: " checked version", None: " version ?"}[holds(k.body[0].cond)]
 
 
 def first_dims(bench: str, size: str | None) -> tuple:
@@ -71,10 +119,11 @@ def main(argv=None) -> int:
             print(f"{row.bench:10} {row.variant:40} skipped: {row.needs(dims)}")
             continue
         plan = build(row, dims).plan
-        per = {k.name: checked_nodes(k) for k in plan.kernels}
+        holds = host_facts(row, dims, plan)
+        per = {k.name: checked_nodes(k, holds) for k in plan.kernels}
         n = sum(len(v) for v in per.values())
         total += n
-        detail = ", ".join(f"{name} {len(v)}" for name, v in per.items())
+        detail = ", ".join(f"{k.name} {len(per[k.name])}{version(k, holds)}" for k in plan.kernels)
         print(f"{row.bench:10} {row.variant:40} {n:3} checks  ({detail})")
         if args.sites:
             for name, checks in per.items():

@@ -121,3 +121,14 @@ def test_a_failing_read_stays_inside_memory_under_oclgrind(repo_env):
                                   env=env, timeout=300)
     assert proc.returncode == 1 and "index 6 out of range for an array of length 4" in proc.stderr, proc.stderr
     assert log == ""
+
+
+def test_no_unchecked_version_on_facts_that_cannot_hold():
+    """An index bound above every length the version allows (sumStride's strided loop, bounded
+    only by 2^30 plus a part) keeps its check instead of a test that is always false."""
+    from fcl.codegen.passes.bounds import _is_version
+    kernel = fcl.load_file("bench/programs.fcl").compile("sumStride")
+    for k in kernel.plan.kernels:
+        for s in k.body:
+            if _is_version(s):
+                assert "value=False" not in repr(s.cond), s.cond

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from fcl import scalars as S
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 from fcl.codegen.passes.ranges import Ranges, kernel_ranges, rewrite_kernels
@@ -78,7 +77,7 @@ def _versioned(plan: P.Plan, k: K.Kernel) -> K.Kernel:
         if r.nonneg(e.index) and r.below(e.index, e.length):
             return e.index
         iv = r.of(e.index)
-        if iv.nonneg() and iv.hi < S.INT_MAX and K.free_params(e.length) <= host and r.stable(e.length):
+        if iv.nonneg() and iv.hi < r.of(e.length).hi and K.free_params(e.length) <= host and r.stable(e.length):
             needs.append(K.lt(K.cint(iv.hi), e.length))
             return e.index
         return e
@@ -97,6 +96,8 @@ def _versioned(plan: P.Plan, k: K.Kernel) -> K.Kernel:
     cond = facts[0]
     for f in facts[1:]:
         cond = K.binop("and", cond, f)
+    if isinstance(cond, K.Const):      # facts that never hold (or need no test): no second version
+        return k if not cond.value else fast
     taken = defines(k.body) | {b.name for b in k.locals_ + k.privates} | host
     table = {}
     for name in sorted(defines(k.body)):
