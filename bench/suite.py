@@ -238,9 +238,10 @@ FCL_ROWS = [
 
 def ablations(row: Fcl) -> list[Fcl]:
     """The row built without what the compiler does by default, one thing at a time:
-    all optimising passes (-O0), each optimising pass, static arguments."""
+    all optimising passes (-O0), each optimising pass, static arguments, device bounds checks."""
     from fcl.codegen.passes import PIPELINE
-    offs = [("-O0", (("opt_level", 0),)), ("dynamic args", (("dynamic", True),))]
+    offs = [("-O0", (("opt_level", 0),)), ("dynamic args", (("dynamic", True),)),
+            ("no checks", (("bounds_checks", False),))]
     offs += [(f"no {p.name}", (("no_pass", (p.name,)),)) for p in PIPELINE if p.optimising]
     return [replace(row, variant=f"{row.variant} [{label}]", compile_options=opts) for label, opts in offs]
 

@@ -51,12 +51,13 @@ def test_every_row_matches_numpy(cl_device, monkeypatch):
 
 
 def test_ablated_fcl_rows_match_numpy():
-    """--ablate: the FCL rows built at -O0, with each optimising pass off, without static arguments."""
+    """--ablate: the FCL rows built at -O0, with each optimising pass off, without static arguments,
+    without bounds checks."""
     args = R.parse_args(["--tiny", "--check-only", "--ablate", "--impl", "fcl", "--only", "transpose"])
     records = R.run(args, out=lambda line: None)
     ablated = [r for r in records if "ablation" in r]
     assert len(ablated) == len(S.ablations(S.FCL_ROWS[0])) * len(records) // (1 + len(S.ablations(S.FCL_ROWS[0])))
-    assert {"opt_level", "dynamic", "no_pass"} == {k for r in ablated for k in r["ablation"]}
+    assert {"opt_level", "dynamic", "no_pass", "bounds_checks"} == {k for r in ablated for k in r["ablation"]}
     for r in records:
         assert r["status"] == "ok" or (r["status"] == "skipped" and r["note"].startswith("needs")), r
 

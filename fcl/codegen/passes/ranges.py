@@ -68,9 +68,10 @@ class Ranges:
     `lower` (name -> expressions it is at least) and `defs` (the expression of a `Let`)."""
 
     def __init__(self, plan: P.Plan, env: dict[str, Interval] | None = None, mutable: frozenset = frozenset(),
-                 upper=None, lower=None, defs=None, facts=(), assigned=None):
+                 upper=None, lower=None, defs=None, facts=(), assigned=None, aliases=None):
         self.plan = plan
         self.assigned: dict[str, Interval] = assigned or {}   # mutable name -> every value it is given
+        self.aliases: dict[str, str] = aliases or {}            # host scalar -> one always equal to it
         self.env = dict(env or {})
         self.mutable = mutable          # assigned names: a branch's condition says nothing lasting about them
         self.upper: dict[str, tuple] = dict(upper or {})
@@ -99,6 +100,7 @@ class Ranges:
                 env[s.var] = out.of(s.expr) if not s.size else Interval(max(0, out.of(s.expr).lo), top)
                 if out.stable(s.expr):
                     out.defs[s.var] = s.expr
+        out.aliases = _aliases(plan.body, {v: once.count(v) for v in once}, {})
         hulls: dict[str, Interval] = {}  # any other host scalar holds one of the values it is set to
         for s in P.walk(plan.body):
             if isinstance(s, P.SetVar) and s.var not in out.defs:
@@ -120,7 +122,7 @@ class Ranges:
 
     def child(self) -> "Ranges":
         return Ranges(self.plan, self.env, self.mutable, self.upper, self.lower, self.defs, self.facts,
-                      self.assigned)
+                      self.assigned, self.aliases)
 
     def refined(self, cond: K.Expr) -> "Ranges":
         """The facts where `cond` holds: `x < e`, `x <= e`, `e > x`, `e >= x` bound a
@@ -372,8 +374,8 @@ class Ranges:
         """a and b have the same value: equal, or names bound to equal expressions (two host
         scalars the host computes alike)."""
         def value(e):
-            while isinstance(e, K.Var) and e.name in self.defs:
-                e = self.defs[e.name]
+            while isinstance(e, K.Var) and (e.name in self.defs or e.name in self.aliases):
+                e = self.defs[e.name] if e.name in self.defs else K.Var(e.ty, self.aliases[e.name])
             return e
         return a == b or value(a) == value(b)
 
@@ -404,6 +406,25 @@ class Ranges:
             a = self.of(e.args[0])
             return fit(a.lo + (a.lo >> 5), a.hi + (a.hi >> 5)) if a.nonneg() else FULL
         return FULL
+
+
+def _aliases(block, count: dict, out: dict) -> dict:
+    """t -> s where host scalars s and t are each set once, in the same block, to the same
+    expression, with no launch, loop or new value of what the expression reads between them:
+    every launch that can read t sees the value s has."""
+    for i, s in enumerate(block):
+        if isinstance(s, P.Loop):
+            _aliases(s.head, count, out)
+            _aliases(s.body, count, out)
+        if not (isinstance(s, P.SetVar) and count.get(s.var) == 1):
+            continue
+        reads = K.free_params(s.expr)
+        for t in block[i + 1:]:
+            if isinstance(t, P.SetVar) and count.get(t.var) == 1 and t.expr == s.expr and t.var not in out:
+                out[t.var] = out.get(s.var, s.var)
+            if isinstance(t, (P.Launch, P.Loop)) or isinstance(t, (P.SetVar, P.ReadScalar)) and t.var in reads:
+                break
+    return out
 
 
 def _plus(form, k):
@@ -469,7 +490,7 @@ def kernel_ranges(base: Ranges, k: K.Kernel) -> Ranges:
             values.setdefault(s.var, []).append(s.init if isinstance(s, K.DeclVar) else s.expr)
     assigned = {name: Interval(min(v.value for v in vs), max(v.value for v in vs)) for name, vs in values.items()
                 if all(isinstance(v, K.Const) and v.ty == "int" for v in vs)}
-    return Ranges(base.plan, base.env, frozenset(values), defs=base.defs, assigned=assigned)
+    return Ranges(base.plan, base.env, frozenset(values), defs=base.defs, assigned=assigned, aliases=base.aliases)
 
 
 def _own_exprs(s: K.Stmt, r: Ranges, f) -> K.Stmt:
