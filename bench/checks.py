@@ -43,8 +43,9 @@ def build(row: S.Fcl, dims: tuple):
 def checked_nodes(k, holds=None):
     """The checks kernel k runs: on its unchecked version's path (bounds pass) unless
     `holds(condition)` says the version's host facts fail at the row's sizes."""
-    from fcl.codegen.passes.bounds import _is_version, checks_in
-    if len(k.body) == 1 and _is_version(k.body[0]) and holds is not None and holds(k.body[0].cond) is False:
+    from fcl.codegen.passes.bounds import checks_in, version_test
+    test = version_test(k)
+    if test is not None and holds is not None and holds(test) is False:
         return checks_in(k.body)
     return checks_in(k.body, fast=True)
 
@@ -93,10 +94,11 @@ def check_counts(row: S.Fcl, dims: tuple) -> dict[str, int]:
 def version(k, holds) -> str:
     """How kernel k runs at the row's sizes: its unchecked version, its checked one, or
     unknown here (facts on a host scalar set in a host loop)."""
-    from fcl.codegen.passes.bounds import _is_version
-    if not (len(k.body) == 1 and _is_version(k.body[0])):
+    from fcl.codegen.passes.bounds import version_test
+    test = version_test(k)
+    if test is None:
         return ""
-    return {True: " unchecked version", False: " checked version", None: " version ?"}[holds(k.body[0].cond)]
+    return {True: " unchecked version", False: " checked version", None: " version ?"}[holds(test)]
 
 
 def first_dims(bench: str, size: str | None) -> tuple:

@@ -27,7 +27,7 @@ import dataclasses
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 from fcl.codegen.passes.ranges import Ranges, kernel_ranges, rewrite_kernels
-from fcl.codegen.passes.unroll import defines, rename
+from fcl.codegen.passes.unroll import Names, defines, rename
 
 CAP = 1 << 30                 # lengths and host sizes the unchecked versions assume at most
 CHECKED_VERSION = "checked version (the facts above do not hold for these arguments)"
@@ -60,6 +60,11 @@ def fast_checks(plan: P.Plan) -> dict[str, int]:
 
 def _is_version(s: K.Stmt) -> bool:
     return isinstance(s, K.If) and s.else_[:1] == (K.Comment(CHECKED_VERSION),)
+
+
+def version_test(k: K.Kernel) -> K.Expr | None:
+    """The host facts that pick kernel k's unchecked version, or None when it has one body."""
+    return k.body[0].cond if len(k.body) == 1 and _is_version(k.body[0]) else None
 
 
 def _versioned(plan: P.Plan, k: K.Kernel) -> K.Kernel:
@@ -101,14 +106,8 @@ def _versioned(plan: P.Plan, k: K.Kernel) -> K.Kernel:
         cond = K.binop("and", cond, f)
     if isinstance(cond, K.Const):      # facts that never hold (or need no test): no second version
         return k if not cond.value else fast
-    taken = defines(k.body) | {b.name for b in k.locals_ + k.privates} | host
-    table = {}
-    for name in sorted(defines(k.body)):
-        new = f"{name}_c"
-        while new in taken:
-            new += "_"
-        taken.add(new)
-        table[name] = new
+    names = Names(k)
+    table = {name: names.fresh(name, "c") for name in sorted(defines(k.body))}
     checked = (K.Comment(CHECKED_VERSION),) + rename(k.body, table)
     return dataclasses.replace(k, body=(K.If(cond, fast.body, checked),))
 

@@ -101,17 +101,17 @@ class Ranges:
                 if out.stable(s.expr):
                     out.defs[s.var] = s.expr
         out.aliases = _aliases(plan.body, {v: once.count(v) for v in once}, {})
+        read = {s.var for s in P.walk(plan.body) if isinstance(s, P.ReadScalar)}
         hulls: dict[str, Interval] = {}  # any other host scalar holds one of the values it is set to
         for s in P.walk(plan.body):
-            if isinstance(s, P.SetVar) and s.var not in out.defs:
+            if isinstance(s, P.SetVar) and s.var not in out.defs and s.var not in read:
                 iv = out.of(s.expr)
                 have = hulls.get(s.var, iv)
                 hulls[s.var] = Interval(min(have.lo, iv.lo), max(have.hi, iv.hi))
         for var, iv in hulls.items():
-            if var not in [s.var for s in P.walk(plan.body) if isinstance(s, P.ReadScalar)]:
-                have = env[var]
-                env[var] = Interval(max(have.lo, iv.lo), min(have.hi, iv.hi)) if iv.lo <= have.hi and \
-                    iv.hi >= have.lo else have
+            have = env[var]
+            if iv.lo <= have.hi and iv.hi >= have.lo:
+                env[var] = Interval(max(have.lo, iv.lo), min(have.hi, iv.hi))
         bs, ng = plan.block_size, plan.num_groups
         env.update({"%lid": Interval(0, bs - 1), "%wid": Interval(0, max(1, bs // plan.warp_size) - 1),
                     "%lane": Interval(0, min(bs, plan.warp_size) - 1), "%group_id": Interval(0, ng - 1),

@@ -32,25 +32,25 @@ MAX_STATEMENTS = 256    # statements in all the copies together
 def unroll_loops(plan: P.Plan) -> P.Plan:
     kernels = []
     for k in plan.kernels:
-        names = _Names(k)
+        names = Names(k)
         one = dataclasses.replace(plan, kernels=(k,))
         kernels.append(rewrite_kernels(one, fs=lambda s, r: _unroll(s, r, names)).kernels[0])
     return dataclasses.replace(plan, kernels=tuple(kernels))
 
 
-class _Names:
-    """Fresh names for one kernel (unique across it)."""
+class Names:
+    """Fresh names for one kernel (unique across it): `base_tag`, else `base_tag_1`, ..."""
 
     def __init__(self, k: K.Kernel):
         self.taken = K.defined_in(k.body) | {b.name for b in k.locals_ + k.privates} | {
             n.name for st in K.walk_stmts(k.body) for e in K.stmt_exprs(st) for n in K.walk_expr(e)
             if isinstance(n, K.Var)}
 
-    def fresh(self, base: str, copy: int) -> str:
-        name, extra = f"{base}_u{copy}", 0
+    def fresh(self, base: str, tag: str) -> str:
+        name, extra = f"{base}_{tag}", 0
         while name in self.taken:
             extra += 1
-            name = f"{base}_u{copy}_{extra}"
+            name = f"{base}_{tag}_{extra}"
         self.taken.add(name)
         return name
 
@@ -71,7 +71,7 @@ def _size(stmts) -> int:
     return sum(1 for _ in K.walk_stmts(stmts))
 
 
-def _unroll(s: K.Stmt, r: Ranges, names: _Names):
+def _unroll(s: K.Stmt, r: Ranges, names: Names):
     if not isinstance(s, K.For):
         return s
     bounds = trip_bounds(s, r)
@@ -84,8 +84,8 @@ def _unroll(s: K.Stmt, r: Ranges, names: _Names):
         return s
     out = []
     for copy in range(most):
-        var = names.fresh(s.var, copy)
-        renaming = {name: names.fresh(name, copy) for name in defines(s.body)}
+        var = names.fresh(s.var, f"u{copy}")
+        renaming = {name: names.fresh(name, f"u{copy}") for name in defines(s.body)}
         renaming[s.var] = var
         out.append(K.Let(var, K.add(s.start, K.cint(copy * s.step.value))))
         body = rename(s.body, renaming)
