@@ -40,14 +40,21 @@ def build(row: S.Fcl, dims: tuple):
     return kernel.build_for(*row.args(stand_in_inputs(row), dims))
 
 
-def checked_nodes(k, holds=None):
-    """The checks kernel k runs: on its unchecked version's path (bounds pass) unless
-    `holds(condition)` says the version's host facts fail at the row's sizes."""
+def launched(plan):
+    """The kernels the host program launches (not the unchecked versions it may run instead)."""
+    names = {s.kernel for s in plan.launches()}
+    return [k for k in plan.kernels if k.name in names]
+
+
+def checked_nodes(plan, k, holds=None):
+    """The checks a launch of kernel k runs: those of its unchecked version (bounds pass)
+    unless `holds(condition)` says the version's host facts fail at the row's sizes."""
     from fcl.codegen.passes.bounds import checks_in, version_test
-    test = version_test(k)
-    if test is not None and holds is not None and holds(test) is False:
+    test = version_test(plan, k.name)
+    if test is None or holds is not None and holds(test) is False:
         return checks_in(k.body)
-    return checks_in(k.body, fast=True)
+    fast = next(s.fast for s in plan.launches() if s.kernel == k.name)
+    return checks_in(plan.kernel(fast).body)
 
 
 class _LengthsOnly:
@@ -88,14 +95,14 @@ def check_counts(row: S.Fcl, dims: tuple) -> dict[str, int]:
     the facts of its unchecked one fail at those sizes)."""
     plan = build(row, dims).plan
     holds = host_facts(row, dims, plan)
-    return {k.name: len(checked_nodes(k, holds)) for k in plan.kernels}
+    return {k.name: len(checked_nodes(plan, k, holds)) for k in launched(plan)}
 
 
-def version(k, holds) -> str:
-    """How kernel k runs at the row's sizes: its unchecked version, its checked one, or
-    unknown here (facts on a host scalar set in a host loop)."""
+def version(plan, k, holds) -> str:
+    """How launches of kernel k run at the row's sizes: its unchecked version, the checked
+    kernel, or unknown here (facts on a host scalar set in a host loop)."""
     from fcl.codegen.passes.bounds import version_test
-    test = version_test(k)
+    test = version_test(plan, k.name)
     if test is None:
         return ""
     return {True: " unchecked version", False: " checked version", None: " version ?"}[holds(test)]
@@ -122,10 +129,10 @@ def main(argv=None) -> int:
             continue
         plan = build(row, dims).plan
         holds = host_facts(row, dims, plan)
-        per = {k.name: checked_nodes(k, holds) for k in plan.kernels}
+        per = {k.name: checked_nodes(plan, k, holds) for k in launched(plan)}
         n = sum(len(v) for v in per.values())
         total += n
-        detail = ", ".join(f"{k.name} {len(per[k.name])}{version(k, holds)}" for k in plan.kernels)
+        detail = ", ".join(f"{k.name} {len(per[k.name])}{version(plan, k, holds)}" for k in launched(plan))
         print(f"{row.bench:10} {row.variant:40} {n:3} checks  ({detail})")
         if args.sites:
             for name, checks in per.items():

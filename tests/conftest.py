@@ -23,6 +23,19 @@ os.environ.setdefault("FCL_VERIFY_PASSES", "1")
 os.environ.setdefault("FCL_BUILD_OPTIONS", "-cl-opt-disable")
 
 
+def device_available() -> bool:
+    """An OpenCL device that runs programs is present (`fclc devices`' choice)."""
+    try:
+        from fcl.runtime.device import choose_device
+        choose_device(None)
+        return True
+    except Exception:
+        return False
+
+
+needs_device = pytest.mark.skipif(not device_available(), reason="no OpenCL device")
+
+
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", default=False,
                      help="rewrite golden files instead of comparing with them")

@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 
 import fcl
+from fcl.codegen import kir as K
 from fcl.errors import EvalError
 from fcl.runtime.oclgrind import oclgrind_available, run_with_oclgrind
+from conftest import needs_device
 
 PROGRAM = "tests/programs/bounds.fcl"
 # (entry, arguments, where the evaluator reports the index, the message)
@@ -75,10 +77,8 @@ def test_the_api_and_the_emitted_module_report_it(repo_env, tmp_path):
 # The benchmark rows as bench/run.py builds them at their first GPU size (bench/checks.py),
 # and how many bounds checks each runs where its kernels' unchecked versions apply (lengths
 # and host sizes at most 2^30, inputs at least as long as the static sizes read).
-# Kernels with barriers get no unchecked version (see fcl/codegen/passes/bounds.py), so
-# sumAll, transposeTiled, matvecF and matmulF keep the checks the ranges do not prove.
-BENCH_ROWS = {"revDistribute 1024": 0, "sumAll (prelude reduce)": 16, "scanAll (prelude scan)": 0,
-              "transposeTiled 32": 4, "matvecF (a warp per row)": 2, "matmulF": 2}
+BENCH_ROWS = {"revDistribute 1024": 0, "sumAll (prelude reduce)": 0, "scanAll (prelude scan)": 0,
+              "transposeTiled 32": 0, "matvecF (a warp per row)": 0, "matmulF": 0}
 
 
 def test_benchmark_kernels_keep_only_the_checks_they_need():
@@ -95,7 +95,7 @@ def test_an_unchecked_version_falls_back_to_the_checks_where_its_facts_fail():
     and gets the evaluator's located error, a long enough one the right result."""
     prog = fcl.load_file("examples/transpose.fcl")
     kernel = prog.compile("transposeNaive", static={"cols": 64, "rows": 64})
-    assert "(4095 lt n" in kernel.kir() and "checked version" in kernel.kir()
+    assert "(4095 lt n" in kernel.kir() and "unchecked version of" in kernel.kir()
     short = np.arange(64 * 64 - 5, dtype=np.int32)
     with pytest.raises(EvalError) as evaluated:
         prog.evaluate("transposeNaive", 64, 64, short)
@@ -107,12 +107,25 @@ def test_an_unchecked_version_falls_back_to_the_checks_where_its_facts_fail():
     assert list(kernel.emulate(64, 64, full)) == list(full.reshape(64, 64).T.reshape(-1))
 
 
-def test_no_version_of_a_kernel_with_barriers():
-    """PoCL's optimised builds ran paper.fcl's transposeTiled wrongly with its barrier under
-    the version's `if`: kernels with barriers keep one, checked, body."""
+@needs_device
+def test_a_kernel_with_barriers_has_its_version_picked_by_the_host(monkeypatch):
+    """The unchecked version is a kernel of its own that the host launches where its facts
+    hold, so no barrier stands under a branch (PoCL's optimised builds ran paper.fcl's
+    transposeTiled wrongly when the test was an `if` at the kernel's top)."""
+    monkeypatch.setenv("FCL_BUILD_OPTIONS", "")
     prog = fcl.load_file("examples/transpose.fcl")
-    kernel = prog.compile("transposeTiled", static={"tileDim": 32, "cols": 64, "rows": 64})
-    assert "checked version" not in kernel.kir() and "barrier" in kernel.kir().lower()
+    kernel = prog.compile("transposeTiled", static={"tileDim": 32, "cols": 96, "rows": 64})
+    launch = next(s for s in kernel.plan.launches())
+    assert launch.fast and "barrier" in kernel.kir().lower()
+    fast = kernel.plan.kernel(launch.fast)
+    assert not any(isinstance(x, K.Checked) for s in K.walk_stmts(fast.body) for e in K.stmt_exprs(s)
+                   for x in K.walk_expr(e))
+    a = np.arange(64 * 96, dtype=np.int32)
+    assert list(kernel(32, 96, 64, a)) == list(prog.evaluate("transposeTiled", 32, 96, 64, a))
+    assert [name for name, _ in kernel.run(32, 96, 64, a)[1]] == [launch.fast]
+    with pytest.raises(EvalError) as failed:            # too short: the checked kernel's error
+        kernel(32, 96, 64, a[:-1])
+    assert "out of range" in failed.value.message
 
 
 def test_no_bounds_checks_leaves_them_all_out():
@@ -135,12 +148,10 @@ def test_a_failing_read_stays_inside_memory_under_oclgrind(repo_env):
 def test_no_unchecked_version_on_facts_that_cannot_hold():
     """An index bound above every length the version allows (sumStride's strided loop, bounded
     only by 2^30 plus a part) keeps its check instead of a test that is always false."""
-    from fcl.codegen.passes.bounds import _is_version
     kernel = fcl.load_file("bench/programs.fcl").compile("sumStride")
-    for k in kernel.plan.kernels:
-        for s in k.body:
-            if _is_version(s):
-                assert "value=False" not in repr(s.cond), s.cond
+    for s in kernel.plan.launches():
+        if s.fast:
+            assert "value=False" not in repr(s.when), s.when
 
 
 def test_host_scalars_are_the_same_only_where_every_launch_sees_them_equal():

@@ -44,16 +44,7 @@ BLOCK_SIZE_DEPENDENT = {("reduce.fcl", "sumGrid"), ("paper.fcl", "sumGrid")}
 CODEGEN_BUGS: dict[tuple[str, str], str] = {}
 
 
-def _device_available() -> bool:
-    try:
-        from fcl.runtime.device import choose_device
-        choose_device(None)
-        return True
-    except Exception:
-        return False
-
-
-needs_device = pytest.mark.skipif(not _device_available(), reason="no OpenCL device")
+from conftest import needs_device  # noqa: E402
 
 
 # ---------------------------------------------------------------- caches
@@ -264,16 +255,16 @@ def all_barriers(source: str) -> int:
 
 def test_paper_reverse_is_one_kernel_without_barriers():
     plan, source = plan_of(PAPER if PAPER.exists() else REPO / "examples/reverse.fcl", "revDistribute")
-    assert len(plan.kernels) == 1
-    assert plan.kernels[0].barriers == 0
-    assert not plan.kernels[0].locals_
+    assert len(plan.launched()) == 1
+    assert plan.launched()[0].barriers == 0
+    assert not plan.launched()[0].locals_
     assert all_barriers(source) == 0
 
 
 def test_transpose_tiled_is_one_kernel_one_local_buffer_one_barrier():
     plan, source = plan_of(PAPER if PAPER.exists() else REPO / "examples/transpose.fcl", "transposeTiled")
-    assert len(plan.kernels) == 1
-    (k,) = plan.kernels
+    assert len(plan.launched()) == 1
+    (k,) = plan.launched()
     assert len(k.locals_) == 1 and k.locals_[0].space == "local"
     # One barrier between loading the tile and reading it transposed, plus the one a
     # work-group needs before it reuses the tile for its next part (block
@@ -289,8 +280,8 @@ def test_transpose_tiled_is_one_kernel_one_local_buffer_one_barrier():
 
 def test_block_reduction_is_one_kernel_tree_in_local_memory():
     plan, source = plan_of(REPO / "examples/reduce.fcl", "sumGrid")
-    assert len(plan.kernels) == 1
-    (k,) = plan.kernels
+    assert len(plan.launched()) == 1
+    (k,) = plan.launched()
     assert k.locals_ and all(b.space == "local" for b in k.locals_)
     assert k.barriers > 0
     assert "__local" in source and "CLK_LOCAL_MEM_FENCE" in source
@@ -298,7 +289,7 @@ def test_block_reduction_is_one_kernel_tree_in_local_memory():
 
 def test_grid_force_splits_into_two_kernels():
     plan, _ = plan_of(PROGRAMS / "force_levels.fcl", "forceGrid")
-    assert len(plan.kernels) == 2
+    assert len(plan.launched()) == 2
     forced = [b for b in plan.buffers if b.role == "force"]
     assert len(forced) == 1 and forced[0].space == "global"
 
@@ -306,26 +297,26 @@ def test_grid_force_splits_into_two_kernels():
 def test_grid_while_with_known_size_is_unrolled_into_kernels():
     plan, _ = plan_of(PROGRAMS / "while_levels.fcl", "whileGrid")
     # the initial array, then one kernel per step (32 -> 16 -> 8 -> 4), then the result
-    assert 4 <= len(plan.kernels) <= 5
+    assert 4 <= len(plan.launched()) <= 5
     assert sum(b.role == "while" for b in plan.buffers) == 2
 
 
 def test_thread_force_of_constant_size_lives_in_registers():
     plan, source = plan_of(PROGRAMS / "force_levels.fcl", "forceThreadConst")
-    (k,) = plan.kernels
+    (k,) = plan.launched()
     assert [b.space for b in k.privates] == ["private"] and not k.locals_
     assert k.barriers == 0
 
 
 def test_thread_force_of_runtime_size_uses_a_local_slice_per_thread():
     plan, _ = plan_of(PROGRAMS / "force_levels.fcl", "forceThreadDyn")
-    (k,) = plan.kernels
+    (k,) = plan.launched()
     assert [(b.space, b.per) for b in k.locals_] == [("local", "thread")]
 
 
 def test_warp_force_uses_a_local_slice_per_warp():
     plan, _ = plan_of(PROGRAMS / "force_levels.fcl", "forceWarp")
-    (k,) = plan.kernels
+    (k,) = plan.launched()
     assert [(b.space, b.per) for b in k.locals_] == [("local", "warp")]
     assert k.barriers >= 1
 
@@ -335,7 +326,7 @@ def test_warp_force_uses_a_local_slice_per_warp():
 def test_while_with_known_sizes_is_unrolled(entry, unrolled):
     from fcl.codegen import kir as K
     plan, source = plan_of(PROGRAMS / "while_levels.fcl", entry)
-    loops = [s for k in plan.kernels for s in K.walk_stmts(k.body) if isinstance(s, K.Loop)]
+    loops = [s for k in plan.launched() for s in K.walk_stmts(k.body) if isinstance(s, K.Loop)]
     assert (not loops) == unrolled
     assert ("for (;;)" not in source) == unrolled
 
@@ -344,14 +335,14 @@ def test_while_with_known_sizes_is_unrolled(entry, unrolled):
 def test_small_constant_foldl_is_unrolled(entry, unrolled):
     from fcl.codegen import kir as K
     plan, _ = plan_of(PROGRAMS / "foldl_if.fcl", entry)
-    loops = [s for k in plan.kernels for s in K.walk_stmts(k.body) if isinstance(s, K.For) and K.is_const(s.start, 0)]  # a sequential loop
+    loops = [s for k in plan.launched() for s in K.walk_stmts(k.body) if isinstance(s, K.For) and K.is_const(s.start, 0)]  # a sequential loop
     assert (not loops) == unrolled
 
 
 def test_block_level_result_runs_in_one_work_group():
     plan, _ = plan_of(PROGRAMS / "prelude_ops.fcl", "blockForced")
     assert plan.result.single_group
-    assert len(plan.kernels) == 1 and plan.kernels[0].locals_
+    assert len(plan.launched()) == 1 and plan.launched()[0].locals_
 
 
 def declaration_comment(source: str, name: str):

@@ -14,7 +14,7 @@ PROGRAM = REPO / "tests" / "programs" / "force_in_elements.fcl"
 
 def test_elements_run_in_uniform_rounds_with_barriers_around_the_force():
     plan = fcl.load_file(str(PROGRAM)).compile("tileColumns").plan
-    (k,) = plan.kernels
+    (k,) = plan.launched()
     loops = [s for s in K.walk_stmts(k.body) if hasattr(s, "body") and hasattr(s, "var")]
     rounds = [s for s in loops if s.var.startswith("round")]
     assert rounds, "the element loop is a loop of rounds"

@@ -107,7 +107,7 @@ def test_emit_py_prints_the_plan_as_straight_line_code(file, entry):
 def test_grid_force_plan_launches_in_order():
     plan = plan_of(REPO / "tests/programs/force_levels.fcl", "forceGrid")
     names = [s.kernel for s in plan.body if isinstance(s, P.Launch)]
-    assert names == [k.name for k in plan.kernels]
+    assert names == [k.name for k in plan.launched()]
     forced = next(b for b in plan.buffers if b.role == "force")
     first, second = plan.launches()
     assert forced.name in first.uses.buffers and forced.name in second.uses.buffers

@@ -19,16 +19,7 @@ from fcl.errors import ArgumentError
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _device_available() -> bool:
-    try:
-        from fcl.runtime.device import choose_device
-        choose_device(None)
-        return True
-    except Exception:
-        return False
-
-
-needs_device = pytest.mark.skipif(not _device_available(), reason="no OpenCL device")
+from conftest import needs_device  # noqa: E402
 
 CASES = [
     ("examples/transpose.fcl", "transposeTiled", (4, 8, 12, np.arange(96, dtype=np.int32)), "tileDim"),

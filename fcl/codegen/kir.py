@@ -800,8 +800,11 @@ def format_program(p) -> str:
     lines.append("params: " + ", ".join(f"{x.name}:{x.ty}" for x in p.params))
     for b in p.buffers:
         lines.append(f"global {b.name} : {b.ty}[{format_expr(b.size)}]  ({b.role}; {b.origin})")
+    versions = {s.fast: s for s in p.launches() if s.fast}
     for k in p.kernels:
-        lines.append(f"kernel {k.name}:")
+        v = versions.get(k.name)
+        lines.append(f"kernel {k.name}:" if v is None else
+                     f"kernel {k.name}: (unchecked version of {v.kernel}, launched where {format_expr(v.when)})")
         for b in k.locals_ + k.privates:
             per = f" per {b.per}" if b.per else ""
             lines.append(f"  {b.space} {b.name} : {b.ty}[{format_expr(b.size)}]{per}  ({b.origin})")

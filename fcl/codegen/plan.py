@@ -11,9 +11,12 @@ buffers, the kernels and the host program `body`, a sequence of:
 * `SetVar(var, expr, size)`: set a host int scalar (a length when `size`);
 * `Bind(alias, buffer)` / `Swap(a, b)`: point an alias at a buffer, exchange
   two aliases (the ping-pong buffers of a grid-level `while`);
-* `Launch(kernel, groups, uses)`: run a kernel on min(#NumGroups, max(1,
-  groups...)) work-groups; `uses` lists the global buffers (or aliases) and
-  host scalars it takes as arguments, in order: each kernel receives only those;
+* `Launch(kernel, groups, uses, fast, when)`: run a kernel on min(#NumGroups,
+  max(1, groups...)) work-groups; `uses` lists the global buffers (or aliases)
+  and host scalars it takes as arguments, in order: each kernel receives only
+  those.  With `fast` set, the host runs kernel `fast` instead (the same work
+  without the bounds checks that the host facts `when` prove) where `when`
+  holds for this launch's host scalars (`chosen`);
 * `ReadScalar(var, buffer)`: copy element 0 of an int buffer to a host scalar;
 * `Loop(head, cond, body)`: `while true: head; if not cond: break; body`;
 * `CheckSteps(buffer, loops)`: read the int `buffer` (a "guard" buffer, zero
@@ -173,6 +176,17 @@ class Launch(HostStmt):
     kernel: str
     groups: tuple[K.Expr, ...]
     uses: Uses
+    fast: str = ""                  # the unchecked version of `kernel`, run where `when` holds
+    when: K.Expr | None = None
+
+    def kernels(self) -> tuple[str, ...]:
+        return (self.kernel, self.fast) if self.fast else (self.kernel,)
+
+
+def chosen(s: Launch, env: dict) -> str:
+    """The kernel launch `s` runs with host scalars `env`: its unchecked version where the
+    version's host facts hold, else the kernel itself."""
+    return s.fast if s.fast and K.eval_host(s.when, env, total=True) else s.kernel
 
 
 @dataclass(frozen=True)
@@ -248,19 +262,26 @@ class Plan:
     def kernel(self, name: str) -> K.Kernel:
         return next(k for k in self.kernels if k.name == name)
 
+    def launched(self) -> list[K.Kernel]:
+        """The kernels the host program launches, without their unchecked versions (which
+        `kernels` holds too, for the passes and the renderer)."""
+        fast = {s.fast for s in self.launches()}
+        return [k for k in self.kernels if k.name not in fast]
+
     def launches(self) -> list[Launch]:
         return [s for s in walk(self.body) if isinstance(s, Launch)]
 
     def uses_of(self, kernel: str) -> Uses:
         """What kernel `kernel` takes (the same at every launch of it)."""
-        return next(s.uses for s in self.launches() if s.kernel == kernel)
+        return next(s.uses for s in self.launches() if kernel in s.kernels())
 
     def buffer(self, name: str) -> K.Buffer:
         return next(b for b in self.buffers if b.name == name)
 
     def check_count(self) -> int:
-        """The bounds checks (`kir.Checked`) left in the kernels and the host program."""
-        exprs = [e for k in self.kernels for s in K.walk_stmts(k.body) for e in K.stmt_exprs(s)]
+        """The bounds checks (`kir.Checked`) left in the kernels (not counting their unchecked
+        versions, which hold a subset) and the host program."""
+        exprs = [e for k in self.launched() for s in K.walk_stmts(k.body) for e in K.stmt_exprs(s)]
         exprs += [e for s in walk(self.body) for e in vars(s).values() if isinstance(e, K.Expr)]
         return sum(isinstance(x, K.Checked) for e in exprs for x in K.walk_expr(e))
 
@@ -294,7 +315,7 @@ def explain(plan: Plan, names: list[str] | None = None) -> str:
     with the entry's parameter names (`names`, by position, else the arguments' own) for its
     scalars and `lengthPull NAME` for its arrays' lengths."""
     fmt = _source_printer(plan, names or [])
-    n = len(plan.kernels)
+    n = len(plan.launched())
     lines = [f"entry {plan.entry}: {n} kernel{'s' * (n != 1)}, #BlockSize {plan.block_size}, "
              f"#WarpSize {plan.warp_size}, #NumGroups {plan.num_groups}"]
     given = names or []
@@ -303,7 +324,7 @@ def explain(plan: Plan, names: list[str] | None = None) -> str:
     lines.append("global buffers:")
     for b in plan.buffers:
         lines.append(f"  {b.name:<10} {b.ty}[{fmt(b.size)}]  {b.role}: {b.origin}")
-    for k in plan.kernels:
+    for k in plan.launched():
         uses = plan.uses_of(k.name)
         barriers = sum(isinstance(s, K.Barrier) for s in K.walk_stmts(k.body))
         lines.append(f"kernel {k.name}({', '.join(uses.buffers + uses.params)}): "
@@ -377,8 +398,9 @@ def host_stmt_text(plan: Plan, s: HostStmt, fmt=K.format_expr) -> str:
         return f"swap {s.a} {s.b}"
     if isinstance(s, Launch):
         groups = groups_text(s.groups, fmt)
+        version = f"; {s.fast} (no bounds checks) where {fmt(s.when)}" if s.fast else ""
         return (f"launch {s.kernel} on {groups} work-group{'s' * (groups != '1')} x {plan.block_size} work-items "
-                f"({', '.join(s.uses.buffers + s.uses.params)})")
+                f"({', '.join(s.uses.buffers + s.uses.params)}){version}")
     if isinstance(s, ReadScalar):
         return f"{s.var} := read {s.buffer}[0]"
     if isinstance(s, CheckSteps):
@@ -471,8 +493,11 @@ def _stmt_json(s: HostStmt) -> dict:
         return {"op": "loop", "head": [_stmt_json(x) for x in s.head], "cond": K.format_expr(s.cond),
                 "body": [_stmt_json(x) for x in s.body]}
     if isinstance(s, Launch):
-        return {"op": "launch", "kernel": s.kernel, "groups": [K.format_expr(g) for g in s.groups],
-                "buffers": list(s.uses.buffers), "params": list(s.uses.params)}
+        doc = {"op": "launch", "kernel": s.kernel, "groups": [K.format_expr(g) for g in s.groups],
+               "buffers": list(s.uses.buffers), "params": list(s.uses.params)}
+        if s.fast:
+            doc.update({"fast": s.fast, "when": K.format_expr(s.when)})
+        return doc
     if isinstance(s, (SetVar, Result)):
         doc = {"op": "set" if isinstance(s, SetVar) else "result"}
         doc.update({k: K.format_expr(v) if isinstance(v, K.Expr) else v for k, v in vars(s).items()})

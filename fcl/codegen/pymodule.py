@@ -332,19 +332,28 @@ class MethodPrinter:
         self.emit(d, f"{s.var} = int(self._read({s.buffer}, 1, np.int32)[0])")
 
     def py_Launch(self, s: P.Launch, d: int):
+        if s.fast:          # the unchecked version where its host facts hold
+            self.emit(d, f"if {py_expr(s.when, total=True)}:")
+            self.launch(s, s.fast, d + 1)
+            self.emit(d, "else:")
+            self.launch(s, s.kernel, d + 1)
+        else:
+            self.launch(s, s.kernel, d)
+
+    def launch(self, s: P.Launch, kernel: str, d: int):
         plan = self.plan
         args = list(s.uses.buffers)
         for name in s.uses.params:
             ty = self.params[name].ty
             args.append(f"{NP_TYPES['int' if ty == 'bool' else ty]}({name})")
-        for b in plan.kernel(s.kernel).locals_:
+        for b in plan.kernel(kernel).locals_:
             if not isinstance(b.size, K.Const):
                 n = f"({py_expr(b.size)}) * {K.copies(b, plan.block_size, plan.warp_size)}"
                 n = f"_skew({n})" if b.layout == "skew32" else n
                 args.append(f"cl.LocalMemory(max(1, {n}) * np.dtype({NP_TYPES[b.ty]}).itemsize)")
         groups = (f"max(1, min({plan.num_groups}, max({', '.join(py_expr(g) for g in s.groups)}, 1)))"
                   if s.groups else "1")
-        self.emit(d, f"self._launch(events, {plan.entry!r}, {kernel_symbol(s.kernel)!r}, {groups}, {plan.block_size}, "
+        self.emit(d, f"self._launch(events, {plan.entry!r}, {kernel_symbol(kernel)!r}, {groups}, {plan.block_size}, "
                      f"[{', '.join(args)}])")
 
     def py_Loop(self, s: P.Loop, d: int):

@@ -54,7 +54,7 @@ class Emulator(Launcher):
         return [int(x) for x in buf[:n]]
 
     def do_Launch(self, s: P.Launch, st: State):
-        k = self.plan.kernel(s.kernel)
+        k = self.plan.kernel(P.chosen(s, st.env))
         env = {p: st.env[p] for p in s.uses.params}
         arrays = {b: st.buffer(b) for b in s.uses.buffers}
         sizes = {b.name: K.footprint(b, self.size_of(b.size, st.env, b.origin)

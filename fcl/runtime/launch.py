@@ -215,7 +215,7 @@ class Launcher:
 
     def do_Launch(self, s: P.Launch, st: State):
         cl = self.cl
-        k = self.plan.kernel(s.kernel)
+        k = self.plan.kernel(P.chosen(s, st.env))
         groups = self.groups(s, st.env)
         params = {p.name: p for p in self.plan.params}
         scalars = [DTYPES["int" if params[p].ty == "bool" else params[p].ty](st.env[p]) for p in s.uses.params]

@@ -10,14 +10,17 @@ indexes are all proven runs exactly the code it would without checks.
 `Plan.check_count()` says how many checks remain (`--explain` prints it).
 
 A kernel that still checks gets a second, unchecked version when the checks
-left are proven under facts about host values alone, tested once at the
-kernel's top (uniform over the launch): every array length and host size the
-kernel reads at most CAP (so sums of sizes and part offsets `p * k` with
-`p < (n + k - 1) / k` cannot wrap), and `hi < length` for an index whose
-interval [0, hi] is known (an index bounded by static sizes, against an
-input's length).  `if (facts) { unchecked } else { checked }`: where the test
-fails the checked body runs as before (same located error).  `fast_checks`
-counts the checks on the path taken when the facts hold.
+left are proven under facts about host values alone: every array length and
+host size the kernel reads at most CAP (so sums of sizes and part offsets
+`p * k` with `p < (n + k - 1) / k` cannot wrap), and `hi < length` for an
+index whose interval [0, hi] is known (an index bounded by static sizes,
+against an input's length).  The version is a kernel of its own (`NAME_fast`)
+and the host picks it at each launch (`plan.Launch.fast`/`when`, `plan.chosen`):
+where the facts fail the checked kernel runs as before (same located error).
+The test is on the host, not at the kernel's top, so no barrier ever stands
+under it (PoCL's optimised builds run a barrier under a uniform `if` wrongly:
+paper.fcl's transposeTiled gave garbage).  `fast_checks` counts the checks of
+the kernel a launch runs when the facts hold.
 Not here: which checks exist (lower.py), what a failure does (kir.Checked).
 """
 from __future__ import annotations
@@ -27,54 +30,67 @@ import dataclasses
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 from fcl.codegen.passes.ranges import Ranges, kernel_ranges, rewrite_kernels
-from fcl.codegen.passes.unroll import Names, defines, rename
 
 CAP = 1 << 30                 # lengths and host sizes the unchecked versions assume at most
-CHECKED_VERSION = "checked version (the facts above do not hold for these arguments)"
 
 
 def elide_checks(plan: P.Plan) -> P.Plan:
     plan = rewrite_kernels(plan, _elide)
-    plan = dataclasses.replace(plan, kernels=tuple(_versioned(plan, k) for k in plan.kernels))
+    kernels, versions = list(plan.kernels), {}
+    taken = {k.name for k in plan.kernels}
+    for k in plan.kernels:
+        fast, when = _version(plan, k)
+        if fast is not None and when is None:        # proven outright: the kernel itself
+            kernels[kernels.index(k)] = fast
+        elif fast is not None:
+            name = f"{k.name}_fast"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            kernels.append(dataclasses.replace(fast, name=name))
+            versions[k.name] = (name, when)
+    plan = dataclasses.replace(plan, kernels=tuple(kernels), body=_launch_versions(plan.body, versions))
     return _trim(plan, everywhere=plan.check_count() == 0)
 
 
-def checks_in(stmts, fast: bool = False) -> list:
-    """The `Checked` nodes in stmts; `fast`: not those of checked versions (taken only where
-    the host facts of an unchecked version fail)."""
+def _launch_versions(stmts, versions: dict) -> tuple:
     out = []
     for s in stmts:
-        if fast and _is_version(s):
-            out += checks_in(s.then, fast) + [x for x in K.walk_expr(s.cond) if isinstance(x, K.Checked)]
-            continue
-        out += [x for e in K.stmt_exprs(s) for x in K.walk_expr(e) if isinstance(x, K.Checked)]
-        for body in K.stmt_children(s):
-            out += checks_in(body, fast)
-    return out
+        if isinstance(s, P.Loop):
+            s = dataclasses.replace(s, head=_launch_versions(s.head, versions),
+                                    body=_launch_versions(s.body, versions))
+        elif isinstance(s, P.Launch) and s.kernel in versions:
+            fast, when = versions[s.kernel]
+            s = dataclasses.replace(s, fast=fast, when=when)
+        out.append(s)
+    return tuple(out)
+
+
+def checks_in(stmts) -> list:
+    """The `Checked` nodes in stmts."""
+    return [x for s in K.walk_stmts(stmts) for e in K.stmt_exprs(s) for x in K.walk_expr(e)
+            if isinstance(x, K.Checked)]
 
 
 def fast_checks(plan: P.Plan) -> dict[str, int]:
-    """{kernel: checks on the path taken when its unchecked version's facts hold}."""
-    return {k.name: len(checks_in(k.body, fast=True)) for k in plan.kernels}
+    """{kernel: checks of the kernel its launches run when the host facts of its unchecked
+    version hold} (the kernels launched, not their versions)."""
+    fast = {s.kernel: s.fast for s in plan.launches() if s.fast}
+    return {k.name: len(checks_in(plan.kernel(fast.get(k.name, k.name)).body)) for k in plan.kernels
+            if k.name not in fast.values()}
 
 
-def _is_version(s: K.Stmt) -> bool:
-    return isinstance(s, K.If) and s.else_[:1] == (K.Comment(CHECKED_VERSION),)
+def version_test(plan: P.Plan, kernel: str) -> K.Expr | None:
+    """The host facts under which launches of `kernel` run its unchecked version, or None."""
+    return next((s.when for s in plan.launches() if s.kernel == kernel and s.fast), None)
 
 
-def version_test(k: K.Kernel) -> K.Expr | None:
-    """The host facts that pick kernel k's unchecked version, or None when it has one body."""
-    return k.body[0].cond if len(k.body) == 1 and _is_version(k.body[0]) else None
-
-
-def _versioned(plan: P.Plan, k: K.Kernel) -> K.Kernel:
-    """k as `if (host facts) { k without the checks they prove } else { k }`, or k itself."""
+def _version(plan: P.Plan, k: K.Kernel) -> tuple[K.Kernel | None, K.Expr | None]:
+    """(k without the checks that host facts prove, those facts), (k without its checks, None)
+    when they always hold, or (None, None): no unchecked version."""
     before = len(checks_in(k.body))
-    if before == 0 or any(isinstance(s, K.Barrier) for s in K.walk_stmts(k.body)):
-        # No versions of a kernel with barriers: PoCL's optimised builds run a barrier
-        # under the version's `if` wrongly (paper.fcl's transposeTiled gave garbage),
-        # though the condition is the same for every work-item.
-        return k
+    if before == 0:
+        return None, None
     real, capped = Ranges.for_plan(plan), Ranges.for_plan(plan, cap=CAP)
     host = {name for name in real.env if not name.startswith("%")}
     needs: list = []
@@ -92,7 +108,7 @@ def _versioned(plan: P.Plan, k: K.Kernel) -> K.Kernel:
     one = dataclasses.replace(plan, kernels=(k,))
     fast = rewrite_kernels(one, prove, base=capped).kernels[0]
     if len(checks_in(fast.body)) == before:
-        return k
+        return None, None
     used = {n for s in K.walk_stmts(k.body) for e in K.stmt_exprs(s) for n in K.free_params(e)} & host
     facts = []
     for name in sorted(used):
@@ -105,11 +121,8 @@ def _versioned(plan: P.Plan, k: K.Kernel) -> K.Kernel:
     for f in facts[1:]:
         cond = K.binop("and", cond, f)
     if isinstance(cond, K.Const):      # facts that never hold (or need no test): no second version
-        return k if not cond.value else fast
-    names = Names(k)
-    table = {name: names.fresh(name, "c") for name in sorted(defines(k.body))}
-    checked = (K.Comment(CHECKED_VERSION),) + rename(k.body, table)
-    return dataclasses.replace(k, body=(K.If(cond, fast.body, checked),))
+        return (fast, None) if cond.value else (None, None)
+    return fast, cond
 
 
 def _elide(e: K.Expr, r: Ranges) -> K.Expr:
@@ -132,7 +145,8 @@ def _trim(plan: P.Plan, everywhere: bool) -> P.Plan:
             if isinstance(s, P.Loop):
                 s = dataclasses.replace(s, head=host(s.head), body=host(s.body))
             elif isinstance(s, P.Launch):
-                keep = tuple(b for b in s.uses.buffers if b not in names or b in used[s.kernel])
+                keep = tuple(b for b in s.uses.buffers
+                             if b not in names or any(b in used[k] for k in s.kernels()))
                 s = dataclasses.replace(s, uses=P.Uses(keep, s.uses.params))
             out.append(s)
         return tuple(out)

@@ -65,11 +65,15 @@ def exact(op: Op, a: Interval, b: Interval) -> tuple[int, int] | None:
 class Ranges:
     """Intervals of expressions under the facts in scope (`env`: variable -> Interval),
     and symbolic facts for `below`: `upper` (name -> expressions it is less than),
-    `lower` (name -> expressions it is at least) and `defs` (the expression of a `Let`)."""
+    `lower` (name -> expressions it is at least) and `defs` (the expression of a `Let`);
+    `dead` where the conditions in scope contradict the intervals (code that never runs)."""
 
     def __init__(self, plan: P.Plan, env: dict[str, Interval] | None = None, mutable: frozenset = frozenset(),
-                 upper=None, lower=None, defs=None, facts=(), assigned=None, aliases=None):
+                 upper=None, lower=None, defs=None, facts=(), assigned=None, aliases=None, dead=False,
+                 known=None):
         self.plan = plan
+        self.dead = dead                # under a condition that cannot hold: every claim is true
+        self.known: dict[K.Expr, Interval] = dict(known or {})    # compound expressions a condition bounds
         self.assigned: dict[str, Interval] = assigned or {}   # mutable name -> every value it is given
         self.aliases: dict[str, str] = aliases or {}            # host scalar -> one always equal to it
         self.env = dict(env or {})
@@ -122,7 +126,7 @@ class Ranges:
 
     def child(self) -> "Ranges":
         return Ranges(self.plan, self.env, self.mutable, self.upper, self.lower, self.defs, self.facts,
-                      self.assigned, self.aliases)
+                      self.assigned, self.aliases, self.dead, self.known)
 
     def refined(self, cond: K.Expr) -> "Ranges":
         """The facts where `cond` holds: `x < e`, `x <= e`, `e > x`, `e >= x` bound a
@@ -178,23 +182,39 @@ class Ranges:
 
     def _bound_above(self, x: K.Expr, bound: K.Expr, strict: bool):
         key = _key(x)
+        if key is None and self.stable(x):
+            self._know(x, Interval(S.INT_MIN, self.of(bound).hi - strict))
         if key is None or key in self.mutable:
             return
         have, limit = self.env.get(key, FULL), self.of(bound).hi - strict
         if limit >= have.lo:
             self.env[key] = Interval(have.lo, min(have.hi, limit))
+        else:
+            self.dead = True
         if self.stable(bound):
             self.upper[key] = self.upper.get(key, ()) + ((bound if strict else K.add(bound, K.cint(1))),)
 
     def _bound_below(self, x: K.Expr, bound: K.Expr, strict: bool):
         key = _key(x)
+        if key is None and self.stable(x):
+            self._know(x, Interval(self.of(bound).lo + strict, S.INT_MAX))
         if key is None or key in self.mutable:
             return
         have, limit = self.env.get(key, FULL), self.of(bound).lo + strict
         if limit <= have.hi:
             self.env[key] = Interval(max(have.lo, limit), have.hi)
+        else:
+            self.dead = True
         if self.stable(bound):
             self.lower[key] = self.lower.get(key, ()) + ((K.add(bound, K.cint(1)) if strict else bound),)
+
+    def _know(self, x: K.Expr, iv: Interval):
+        have = self.of(x)
+        lo, hi = max(have.lo, iv.lo), min(have.hi, iv.hi)
+        if lo > hi:
+            self.dead = True
+        else:
+            self.known[x] = Interval(lo, hi)
 
     def stable(self, e: K.Expr) -> bool:
         """The value of `e` cannot change while it is in scope (no assigned name, no memory)."""
@@ -207,7 +227,7 @@ class Ranges:
         """True when a < b is proven: intervals, then the linear forms of a - b + 1 bounded
         from above through the symbolic facts (loop bounds, conditions, `Let`s, x / k <= x / k,
         min, a checked index below its length), trying each bound of each term in turn."""
-        if self.of(a).hi < self.of(b).lo:
+        if self.dead or self.of(a).hi < self.of(b).lo:
             return True
         fa, fb = self.linear(a), self.linear(b)
         if fa is None or fb is None:
@@ -218,7 +238,7 @@ class Ranges:
 
     def nonneg(self, e: K.Expr) -> bool:
         """True when e >= 0 is proven (intervals, then as `below`)."""
-        if self.of(e).lo >= 0:
+        if self.dead or self.of(e).lo >= 0:
             return True
         f = self.linear(e)
         return f is not None and self._at_most_zero(_scale(f, -1), [0], set())
@@ -283,10 +303,24 @@ class Ranges:
             out.extend(([fa] if fa is not None else []) + ([(fb[0], fb[1] - 1)] if fb is not None else []))
         if isinstance(t, K.Call) and t.ty == "int" and t.fn == ("min" if up else "max"):
             out.extend(f for f in (self.linear(x) for x in t.args) if f is not None)
+        if isinstance(t, K.Bin) and t.op in (Op.MUL, Op.MUL_NW) and up:
+            out.extend(self._product_bounds(t))
+        return out
+
+    def _product_bounds(self, t: K.Bin) -> list:
+        """p * k <= X - k where p < X / k (a strided loop's rounds: `for p < n / s` reads
+        `p * s + r`, which stays below n for r < s)."""
+        out = []
+        for x, k, exact in self.part_counts(t):
+            fx, fk = self.linear(x), self.linear(k)
+            if exact and self.of(x).nonneg() and fx is not None and fk is not None:
+                out.append(_combine(fx, fk, -1))
         return out
 
     def _at_most_zero(self, form, budget: list, seen: set) -> bool:
         """True when the linear form is proven <= 0 (budget: steps taken, shared)."""
+        if self.dead:
+            return True
         terms, const = form
         key = (frozenset(terms.items()), const)
         if key in seen or budget[0] > PROOF_STEPS:
@@ -340,13 +374,18 @@ class Ranges:
         if isinstance(e, K.HwId):
             return self.env[f"%{e.name}"]
         if isinstance(e, K.Bin):
+            if e in self.known:
+                return self.known[e]
             iv = self.binary(e.op, self.of(e.a), self.of(e.b))
             if e.op in (Op.MUL, Op.MUL_NW) and iv == FULL:
                 return self.part_offset(e) or iv
             return iv
-        if isinstance(e, K.Select):
-            a, b = self.of(e.a), self.of(e.b)
-            return Interval(min(a.lo, b.lo), max(a.hi, b.hi))
+        if isinstance(e, K.Select):         # each side under its condition (a dead side adds nothing)
+            sides = [r.of(x) for r, x in ((self.refined(e.cond), e.a), (self.refined(opposite(e.cond)), e.b))
+                     if not r.dead]
+            if not sides:
+                return self.of(e.a)
+            return Interval(min(x.lo for x in sides), max(x.hi for x in sides))
         if isinstance(e, K.Call):
             return self.call(e)
         if isinstance(e, K.Checked):
@@ -355,20 +394,33 @@ class Ranges:
 
     def part_offset(self, e: K.Bin) -> Interval | None:
         """p * k where p >= 0 is bounded by p < X / k or p < max(1, X / k) (the count of parts of
-        k elements): p * k <= X - k exactly, so [0, max(0, X.hi - k.lo)] when X does not wrap."""
+        k elements): p * k <= X - k exactly, so [0, max(0, X.hi - k.lo)] when X does not wrap;
+        (X / k) * k is in [0, X]."""
+        for p, k in ((e.a, e.b), (e.b, e.a)):
+            if isinstance(p, K.Bin) and p.op in (Op.DIV, Op.DIV_NN) and self.same(p.b, k) and \
+                    self.of(p.a).nonneg() and self.of(k).nonneg() and self.of(p.a) != FULL:
+                return Interval(0, self.of(p.a).hi)
+        for x, k, _ in self.part_counts(e):
+            x = self.of(x)
+            if x != FULL:
+                return Interval(0, max(0, x.hi - self.of(k).lo))
+        return None
+
+    def part_counts(self, e: K.Bin):
+        """(X, k, exact) for each way product e is p * k with p >= 0 and k >= 1 bounded by a
+        part count: p < X / k (exact: p * k <= X - k) or p < max(1, X / k) (not exact: p is 0
+        where X < k)."""
         for p, k in ((e.a, e.b), (e.b, e.a)):
             if _key(p) is None or not self.of(p).nonneg() or not self.of(k).positive():
                 continue
             for bound in self.upper.get(_key(p), ()):
                 while isinstance(bound, K.Var) and bound.name in self.defs:
                     bound = self.defs[bound.name]
-                if isinstance(bound, K.Call) and bound.fn == "max" and K.is_const(bound.args[0], 1):
+                exact = not (isinstance(bound, K.Call) and bound.fn == "max" and K.is_const(bound.args[0], 1))
+                if not exact:
                     bound = bound.args[1]
                 if isinstance(bound, K.Bin) and bound.op in (Op.DIV, Op.DIV_NN) and self.same(bound.b, k):
-                    x = self.of(bound.a)
-                    if x != FULL:
-                        return Interval(0, max(0, x.hi - self.of(k).lo))
-        return None
+                    yield bound.a, k, exact
 
     def same(self, a: K.Expr, b: K.Expr) -> bool:
         """a and b have the same value: equal, or names bound to equal expressions (two host
