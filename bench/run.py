@@ -354,6 +354,9 @@ def parse_args(argv):
                          "NAME=DIMS for one benchmark (transpose=8192, matvec=4096x1000, matmul=1024)")
     ap.add_argument("--only", default="", help="comma-separated benchmarks: " + ",".join(S.BENCHMARKS))
     ap.add_argument("--impl", default="", help="comma-separated: " + ",".join(IMPLS))
+    ap.add_argument("--variants", default="", metavar="LIST",
+                    help="comma-separated: only the FCL rows whose label begins with one of these words "
+                         "(e.g. sumAll,sumStride,'sumAllBy 16'; hand-written and library rows all run)")
     ap.add_argument("--runs", type=int, default=None, help="timed runs per row (default 20, --quick 10)")
     ap.add_argument("--warmup", type=int, default=2, help="untimed runs before timing (default 2)")
     ap.add_argument("--check-only", action="store_true", help="check every row against NumPy, time nothing")
@@ -374,6 +377,7 @@ def parse_args(argv):
         if bad:
             ap.error(f"--{opt}: unknown {', '.join(bad)}; choose from {', '.join(allowed)}")
         setattr(args, opt, chosen or list(allowed))
+    args.variants = [v for v in args.variants.split(",") if v]
     try:
         args.dims = sizes(args)
     except ValueError as e:
@@ -406,6 +410,9 @@ def run(args, out=print) -> list[dict]:
                 if impl not in args.impl:
                     continue
                 rows = [r for r in S.ROWS if r.bench == bench_name and r.impl == impl]
+                if impl == "fcl" and args.variants:
+                    rows = [r for r in rows if any(r.variant == v or r.variant.startswith(v + " ")
+                                                   for v in args.variants)]
                 if args.ablate and impl == "fcl":
                     rows = [x for r in rows for x in (r, *S.ablations(r))]
                 for row in rows:
