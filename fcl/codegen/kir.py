@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import operator
 import typing
 from dataclasses import dataclass
 
@@ -549,13 +550,27 @@ def _child_fields(cls) -> tuple[tuple[str, str], ...]:
                  if hints[f.name] in kinds)
 
 
-def expr_children(e: Expr) -> tuple[Expr, ...]:
-    out = []
-    for name, kind in _child_fields(type(e)):
-        value = getattr(e, name)
-        if kind != "block":
+@functools.cache
+def _expr_getter(cls):
+    """A function giving the expressions directly under a node of class `cls`, in order."""
+    fields = [(name, kind) for name, kind in _child_fields(cls) if kind != "block"]
+    if all(kind == "expr" for _, kind in fields):     # the common case, without a loop
+        if not fields:
+            return lambda e: ()
+        get = operator.attrgetter(*(name for name, _ in fields))
+        return (lambda e: (get(e),)) if len(fields) == 1 else get
+
+    def children(e):
+        out = []
+        for name, kind in fields:
+            value = getattr(e, name)
             out.extend((value,) if kind == "expr" else value)
-    return tuple(out)
+        return tuple(out)
+    return children
+
+
+def expr_children(e: Expr) -> tuple[Expr, ...]:
+    return _expr_getter(type(e))(e)
 
 
 def stmt_exprs(s: Stmt) -> tuple[Expr, ...]:
@@ -588,11 +603,20 @@ def map_expr(f, e: Expr) -> Expr:
     for name, kind in _child_fields(type(e)):
         old = getattr(e, name)
         new = map_expr(f, old) if kind == "expr" else tuple(map_expr(f, x) for x in old)
-        if new != old:
+        if _changed(new, old):
             changes[name] = new
     if changes:
         e = refold(dataclasses.replace(e, **changes))
     return f(e)
+
+
+def _changed(new, old) -> bool:
+    """A rebuilt child differs from the old one: not the same objects (cheap) and not equal."""
+    if new is old:
+        return False
+    if isinstance(new, tuple) and len(new) == len(old) and all(a is b for a, b in zip(new, old)):
+        return False
+    return new != old
 
 
 def map_stmts(fs, fe, stmts) -> tuple:
@@ -610,7 +634,7 @@ def map_stmts(fs, fe, stmts) -> tuple:
                 new = tuple(map_expr(fe, x) for x in old)
             else:
                 new = map_stmts(fs, fe, old)
-            if new != old:
+            if _changed(new, old):
                 changes[name] = new
         result = fs(dataclasses.replace(s, **changes) if changes else s)
         out.extend(result if isinstance(result, tuple) else (result,))
@@ -623,7 +647,9 @@ def walk_expr(e: Expr):
     while stack:
         node = stack.pop()
         yield node
-        stack.extend(reversed(expr_children(node)))
+        children = _expr_getter(type(node))(node)
+        if children:
+            stack.extend(children[::-1])
 
 
 def walk_stmts(stmts):
