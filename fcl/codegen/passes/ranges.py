@@ -128,11 +128,11 @@ class Ranges:
         return Ranges(self.plan, self.env, self.mutable, self.upper, self.lower, self.defs, self.facts,
                       self.assigned, self.aliases, self.dead, self.known)
 
-    def refined(self, cond: K.Expr) -> "Ranges":
+    def refined(self, cond: K.Expr, facts: bool = True) -> "Ranges":
         """The facts where `cond` holds: `x < e`, `x <= e`, `e > x`, `e >= x` bound a
         variable or hardware id x from above, `x > e`, `x >= e`, `e < x`, `e <= x` from
         below (conjunctions too; a bool name stands for its `Let`, `not` for the opposite
-        comparison)."""
+        comparison); without `facts`, intervals only (no linear facts for `below`)."""
         out = self.child()
         conds = [cond]
         while conds:
@@ -152,7 +152,8 @@ class Ranges:
                 continue
             if c.op not in (Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE) or c.a.ty != "int":
                 continue
-            out._fact(c)
+            if facts:
+                out._fact(c)
             if c.op in (Op.EQ, Op.NE):
                 continue
             flip = {Op.GT: Op.LT, Op.GE: Op.LE}
@@ -381,8 +382,8 @@ class Ranges:
                 return self.part_offset(e) or iv
             return iv
         if isinstance(e, K.Select):         # each side under its condition (a dead side adds nothing)
-            sides = [r.of(x) for r, x in ((self.refined(e.cond), e.a), (self.refined(opposite(e.cond)), e.b))
-                     if not r.dead]
+            sides = [r.of(x) for r, x in ((self.refined(e.cond, facts=False), e.a),
+                                          (self.refined(opposite(e.cond), facts=False), e.b)) if not r.dead]
             if not sides:
                 return self.of(e.a)
             return Interval(min(x.lo for x in sides), max(x.hi for x in sides))
