@@ -6,9 +6,9 @@ Two rewrites, both only where they are provably exact:
   `for (i = global_id; i < n; i += global_size) body` at the top of a kernel
   (or of a `bounds` version) whose iterations cannot see each other (no
   barrier, no atomic, no bounds check, no variable carried from one iteration
-  to the next, every store to a global buffer at index `i` exactly, every read
-  of a buffer the kernel writes at `i` exactly, and those buffers not read
-  elsewhere in the kernel) gives its elements to the work-items in runs of
+  to the next, every store at index `i` exactly, every read at `i` or at an
+  index that is the same in every iteration, of a buffer the kernel does not
+  write there, and the buffers it writes not used elsewhere in the kernel) gives its elements to the work-items in runs of
   WIDTH: `for (j = global_id; j < n / 4; j += global_size) { body[i := 4j];
   ... body[i := 4j + 3] }`, then the original loop from `4 * (n / 4) +
   global_id` for the last n % 4 elements.  Which work-item handles which
@@ -250,6 +250,9 @@ def _independent(loop: K.For, block, facts: _Facts) -> bool:
         return False
     i = K.Var("int", loop.var)
     own = defines(loop.body)
+
+    def varying(e: K.Expr) -> bool:
+        return bool(K.free_params(e) & (own | {loop.var})) or not facts.pure(e)
     stored, useful = set(), False
     for s in K.walk_stmts(loop.body):
         if isinstance(s, (K.Barrier, K.AtomicOr, K.DeclPtr, K.SwapPtr, K.VLoad, K.VStore)):
@@ -265,8 +268,8 @@ def _independent(loop: K.For, block, facts: _Facts) -> bool:
             for n in K.walk_expr(e):
                 if isinstance(n, K.Checked):
                     return False
-                if isinstance(n, K.Load) and n.buf in facts.written and n.index != i:
-                    return False
+                if isinstance(n, K.Load) and n.index != i and (n.buf in facts.written or varying(n.index)):
+                    return False    # only element i, or the same element in every iteration
                 if isinstance(n, K.Load) and n.index == i:
                     useful = useful or facts.vectorisable(n.buf, n.ty)
     return useful and not stored & _used(x for x in block if x is not loop)
