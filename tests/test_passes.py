@@ -227,18 +227,21 @@ m = K.Var("int", "m")
 
 
 def vplan(body, num_groups=3):
-    """A kernel over int buffers b (input, n elements) and c (output, n elements)."""
+    """A kernel over int buffers b (input, n elements) and c (output, n elements), bounds
+    buffer err."""
     k = K.Kernel("k", tuple(body), (), ())
     return Plan("k", (ArrayArg("b", "n", "int"), ScalarArg("m", "int")), (K.Param("n", "int"), K.Param("m", "int")),
-                (K.Buffer("b", "global", "int", n, "test", role="input"), K.Buffer("c", "global", "int", n, "test")),
+                (K.Buffer("b", "global", "int", n, "test", role="input"), K.Buffer("c", "global", "int", n, "test"),
+                 K.Buffer("err", "global", "int", K.cint(4), "test", role="bounds")),
                 (k,), (), 64, 32, num_groups)
 
 
-def run_vplan(plan, size: int, mm: int = 0):
+def run_vplan(plan, size: int, mm: int = 0, err=None):
     """c after running the plan's kernel on b = 3 * arange(size) - 7 (c starts at -1)."""
     verify_program(plan, after="test", mapped=True)
     b, c = np.arange(size, dtype=np.int32) * 3 - 7, np.full(size, -1, dtype=np.int32)
-    KernelRun(plan.kernels[0], plan.num_groups, 64, 32, {"b": b, "c": c}, {"n": size, "m": mm}, {}).run()
+    err = np.zeros(4, dtype=np.int32) if err is None else err
+    KernelRun(plan.kernels[0], plan.num_groups, 64, 32, {"b": b, "c": c, "err": err}, {"n": size, "m": mm}, {}).run()
     return b, c
 
 
@@ -263,7 +266,7 @@ def test_vectorize_strip_mines_a_grid_stride_copy_and_keeps_the_tail():
                K.For("i", global_id, n, gsize, (K.Assign("acc", K.add(acc, K.Load("int", "b", i))),
                                                 K.Store("c", i, acc)))]
     neighbour = [K.For("i", global_id, n, gsize, (K.Store("c", i, K.Load("int", "c", K.add(i, K.cint(1)))),))]
-    checked = [K.For("i", global_id, n, gsize, (K.Store("c", i, K.Load("int", "b", K.Checked("int", i, n, "c", 0))),))]
+    checked = [K.For("i", global_id, n, gsize, (K.Store("c", i, K.Load("int", "b", K.Checked("int", i, n, "err", 0))),))]
     shifted = [K.For("i", global_id, n, gsize, (K.Store("c", K.sub(n, i), K.Load("int", "b", i)),))]
     for body in (carried, neighbour, checked, shifted):
         assert vectorize(vplan(body)).kernels[0].body == tuple(body)
@@ -296,8 +299,8 @@ def test_vectorize_groups_four_aligned_loads_and_stores_in_straight_line_code():
     # a load under a select's arm, a store to the buffer between the loads
     unaligned = loop([K.Let("s", K.add(K.add(at(1), at(2)), K.add(at(3), at(4))))])
     three = loop([K.Let("s", K.add(K.add(at(0), at(1)), at(2)))])
-    checked = loop([K.Let("s", K.add(K.add(K.Load("int", "b", K.Checked("int", K.mul(K.cint(4), j), n, "c", 0)),
-                                              at(1)), K.add(at(2), at(3))))])
+    checked = loop([K.Let("s", K.add(K.add(K.Load("int", "b", K.Checked("int", K.mul(K.cint(4), j), n, "err", 0)),
+                                              at(1)), K.add(at(2), at(3))))])      # one checked, three not
     guarded = loop([K.Let("s", K.add(K.add(at(0), at(1)),
                                      K.select(K.lt(j, K.cint(3)), K.add(at(2), at(3)), K.cint(0))))])
     written = [K.For("j", global_id, m, gsize, (K.Let("s", K.add(K.Load("int", "c", K.mul(K.cint(4), j)),
@@ -309,11 +312,36 @@ def test_vectorize_groups_four_aligned_loads_and_stores_in_straight_line_code():
         assert "VLoad" not in kinds(vectorize(vplan(body))), body
 
 
+def test_vectorize_checks_a_run_of_checked_loads_once():
+    """Four checked loads b[4j + k]: one test of the whole run picks the vector load; where it
+    fails (j past the end) every check runs as before and records the same sites."""
+    from fcl.codegen.passes.vectorize import vectorize
+    j = K.Var("int", "j")
+
+    def at(k):
+        return K.Load("int", "b", K.Checked("int", K.add(K.mul(K.cint(4), j), K.cint(k)), n, "err", k + 1))
+    body = [K.For("j", global_id, m, gsize, (K.Let("s", K.add(K.add(at(0), at(1)), K.add(at(2), at(3)))),
+                                             K.Store("c", j, K.Var("int", "s"))))]
+    plan = vplan(body)
+    out = vectorize(plan)
+    assert kinds(out).count("VLoad") == 1 and len([x for x in K.walk_stmts(out.kernels[0].body)
+                                                   if isinstance(x, K.If)]) == 1
+    for size, runs in ((0, 0), (13, 3), (13, 4), (14, 5), (801, 200), (801, 201)):
+        errors = []
+        for p in (plan, out):
+            err = np.zeros(4, dtype=np.int32)
+            errors.append((run_vplan(p, size, runs, err)[1], err))
+        (c0, e0), (c1, e1) = errors
+        assert np.array_equal(c0, c1) and e0[0] == e1[0], (size, runs, e0, e1)
+        assert (e0[0] != 0) == (4 * runs > size)
+
+
 VECTORISED = [  # (file, entry, arguments for a size n): kernels the vectorize pass changes
     ("bench/programs.fcl", "copyGrid", lambda n: [np.arange(n, dtype=np.int32) - 9]),
     ("tests/programs/foldl_if.fcl", "foldSmall", lambda n: [np.arange(n, dtype=np.int32) * 7]),
     ("examples/reduce.fcl", "sumAll", lambda n: [np.arange(n, dtype=np.int32) - 3]),
     ("tests/programs/kernel_args.fcl", "addPair", lambda n: [(2, 0.5), np.arange(n, dtype=np.float32) / 4]),
+    ("bench/programs.fcl", "sumStride4", lambda n: [np.arange(n, dtype=np.int32) * 5 - 1000]),
 ]
 
 

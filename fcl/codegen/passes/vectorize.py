@@ -382,8 +382,10 @@ class _Grouper:
             if isinstance(s, (K.Let, K.DeclVar, K.Assign, K.Store)):
                 for e in K.stmt_exprs(s):
                     for ld in _unconditional_loads(e):
-                        if self.facts.vectorisable(ld.buf, ld.ty) and self.candidate(ld.index):
-                            occ.append((pos, ld.buf, ld.index, ld))
+                        index = ld.index.index if isinstance(ld.index, K.Checked) else ld.index
+                        if self.facts.vectorisable(ld.buf, ld.ty) and self.candidate(index) and \
+                                (not isinstance(ld.index, K.Checked) or self.candidate(ld.index.length)):
+                            occ.append((pos, ld.buf, index, ld))
         inserts: dict[int, list] = {}
         replace: dict[int, dict] = {}
         for buf, elements in self.runs(occ):
@@ -391,15 +393,26 @@ class _Grouper:
             first, last = min(positions), max(positions)
             if any(self.cuts_load(stmts[p], buf) for p in range(first, last)):
                 continue
+            checks = {(ld.index.length, ld.index.buf) if isinstance(ld.index, K.Checked) else None
+                      for element in elements for _, _, ld in element}
+            if len(checks) != 1:
+                continue            # checked and unchecked, or checked against different lengths
             k, (_, index, load) = min(((k, hit) for k, element in enumerate(elements) for hit in element
                                        if hit[0] == first), key=lambda x: x[0])
             base = index if k == 0 else K.sub(index, K.cint(k))
             vec = self.names.fresh(buf, "v4")
             parts = tuple(self.names.fresh(buf, f"v4s{d}") for d in range(WIDTH))
-            inserts.setdefault(first, []).append(K.VLoad(vec, parts, load.ty, buf, self.facts.vector_index(base)))
+            vload = K.VLoad(vec, parts, load.ty, buf, self.facts.vector_index(base))
+            check = checks.pop()
+            if check is None:
+                inserts.setdefault(first, []).append(vload)
+                names = parts
+            else:
+                names = tuple(self.names.fresh(buf, f"e{d}") for d in range(WIDTH))
+                inserts.setdefault(first, []).extend(self.checked_group(vload, names, base, check, elements))
             for d, element in enumerate(elements):
                 for pos, _, ld in element:
-                    replace.setdefault(pos, {})[ld] = K.Var(ld.ty, parts[d])
+                    replace.setdefault(pos, {})[ld] = K.Var(ld.ty, names[d])
         if not inserts:
             return stmts
         out = []
@@ -408,6 +421,26 @@ class _Grouper:
             table = replace.get(pos)
             out.append(_map_own(s, lambda e: table.get(e, e)) if table else s)
         return out
+
+    @staticmethod
+    def checked_group(vload: K.VLoad, names: tuple, base: K.Expr, check: tuple, elements) -> list:
+        """Bounds-checked loads of a run: one test of the whole run, the vector load where it
+        passes, else every check of the run as it was (each recording its own failure),
+        all of them at the first load of the run.  The results are in mutable `names`."""
+        length, bounds = check
+        ty = vload.ty
+        zero = K.Const(ty, 0 if ty == "int" else 0.0)
+        inside = K.binop("and", K.binop("le", K.cint(0), base),
+                         K.binop("and", K.lt(base, length), K.lt(K.cint(WIDTH - 1), K.sub(length, base))))
+        fast = (vload,) + tuple(K.Assign(name, K.Var(ty, part)) for name, part in zip(names, vload.vars))
+        slow, seen = [], set()
+        for d, element in enumerate(elements):
+            for _, _, ld in element:
+                if (d, ld.index.site) not in seen:
+                    seen.add((d, ld.index.site))
+                    at = K.Checked("int", K.add(base, K.cint(d)), length, bounds, ld.index.site)
+                    slow.append(K.Assign(names[d], K.Load(ty, vload.buf, at)))
+        return [K.DeclVar(name, zero) for name in names] + [K.If(inside, fast, tuple(slow))]
 
     def cuts_load(self, s: K.Stmt, buf: str) -> bool:
         """s writes buf, or (buf being a buffer the kernel writes) any global buffer."""
