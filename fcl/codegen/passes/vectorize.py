@@ -8,37 +8,45 @@ Two rewrites, both only where they are provably exact:
   barrier, no atomic, no bounds check, no variable carried from one iteration
   to the next, every store at index `i` exactly, every read at `i` or at an
   index that is the same in every iteration, of a buffer the kernel does not
-  write there, and the buffers it writes not used elsewhere in the kernel) gives its elements to the work-items in runs of
-  WIDTH: `for (j = global_id; j < n / 4; j += global_size) { body[i := 4j];
-  ... body[i := 4j + 3] }`, then the original loop from `4 * (n / 4) +
-  global_id` for the last n % 4 elements.  Which work-item handles which
-  element changes; nothing else does (any work-item may handle any element of
-  a grid-level parallel loop).  copyGrid's loop is this shape.
+  write there, and the buffers it writes not used elsewhere in the kernel)
+  gives its elements to the work-items in runs of WIDTH:
+  `for (j = global_id; j < n / 4; j += global_size) { body[i := 4j]; ...
+  body[i := 4j + 3] }`, then the original loop from `4 * (n / 4) + global_id`
+  for the last n % 4 elements.  Which work-item handles which element
+  changes; nothing else does (any work-item may handle any element of a
+  grid-level parallel loop).  copyGrid's loop is this shape, and every map of
+  arrays to an array at the grid level; afterwards all its accesses at `i`
+  are vector accesses (a loop that reads `a[n - 1 - i]` or `a[4i + k]` is left
+  to the grouping below).
 * Groups of loads (stores) in one straight-line block, `a[b]`, `a[b + 1]`,
   `a[b + 2]`, `a[b + 3]`, all of them executed (no `if` or select between
   them and the block), become one `VLoad` before the first (one `VStore` at
   the last) when `b` is a multiple of 4 (a congruence over constants, `Let`s,
   loop counters with a step that is a multiple of 4, and #BlockSize-multiples
   such as global_size) and the indexes are equal up to the constant (linear
-  forms over names that are never reassigned).  The indexes carry no bounds
-  check (a checked access stays scalar), so each of the four is in range and
-  so is the vector.  Nothing between the first and the last access writes the
-  buffer (for a load; for a buffer the kernel also writes, nothing writes any
-  global buffer), or touches it (for a store; nor writes any other global
-  buffer or reads one the kernel writes).  This is the shape of the copies
-  that `unroll` or the strip-mining above make of a loop over 4 consecutive
-  elements.
+  forms over names that are never reassigned).  Unchecked indexes are in
+  range, so the vector is; a run of four checked loads (one bounds buffer,
+  one length) becomes `if (0 <= b && b < len && 3 < len - b) vector load
+  else the four checked loads as they were`, all at the first load: the same
+  values, and the same failures recorded (the first failure's details may
+  come from another check of the work-item than before: they are hoisted).
+  Nothing between the first and the last access writes the buffer (for a
+  load; for a buffer the kernel also writes, nothing writes any global
+  buffer), or touches it (for a store; nor writes any other global buffer
+  or reads one the kernel writes).  This is the shape of the copies that
+  `unroll` or the strip-mining above make of a loop over 4 consecutive
+  elements (bench/programs.fcl's sumStride4 and matvecRows4 are written so).
 
 Alignment: global buffers are whole OpenCL allocations (aligned to at least
-the largest vector type), so element 4b of an int buffer starts an aligned
-int4 and the renderer casts the pointer: `((__global const int4*)a)[b]`, one
-128-bit access on NVIDIA (vload4 would need only element alignment, and the
-compiler then rarely proves more).  The vector index is b / 4 taken apart
-symbolically where the arithmetic provably does not wrap (`mul_nw`,
-`add_nw`...), else `b >> 2`.  Runs last (after `nowrap`), so the loops it
-makes are already in their final form.  Not here: local or private memory,
-doubles and bools, accesses whose bounds checks remain, strided or reversed
-runs, loops other than the grid-stride one.
+the largest vector type), so element b = 4q of an int buffer starts an
+aligned int4 and the renderer casts the pointer, `((__global const
+int4*)a)[q]`: one 128-bit access on NVIDIA (vload4 needs only element
+alignment, and then the compiler rarely proves more).  The vector index q
+is b / 4 taken apart symbolically where the arithmetic provably does not
+wrap (`mul_nw`, `add_nw`...), else `b >> 2`.  Runs last (after `nowrap`),
+so the loops it makes are already in their final form.  Not here: local or
+private memory, doubles and bools, runs mixing checked and unchecked loads,
+strided or reversed runs, loops other than the grid-stride one.
 """
 from __future__ import annotations
 
