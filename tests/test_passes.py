@@ -308,7 +308,10 @@ def test_vectorize_groups_four_aligned_loads_and_stores_in_straight_line_code():
                                                 K.Store("c", K.add(K.mul(K.cint(4), j), K.cint(2)), K.cint(0)),
                                                 K.Let("t", K.add(K.Load("int", "c", K.add(K.mul(K.cint(4), j), K.cint(2))),
                                                                  K.Load("int", "c", K.add(K.mul(K.cint(4), j), K.cint(3)))))))]
-    for body in (unaligned, three, checked, guarded, written):
+    four = [K.Load("int", "c", K.add(K.mul(K.cint(4), j), K.cint(k))) for k in range(4)]
+    barrier = [K.Let("s", K.add(four[0], four[1])), K.Barrier(), K.Let("t", K.add(four[2], four[3])),
+               K.Store("c", K.cint(0), K.cint(1))]         # c is written: another work-item's store
+    for body in (unaligned, three, checked, guarded, written, barrier):
         assert "VLoad" not in kinds(vectorize(vplan(body))), body
 
 
@@ -367,3 +370,26 @@ def test_vectorize_changes_no_result_at_odd_sizes(path, entry, make):
         assert np.array_equal(on.emulate(*args), want), size
         if device:
             assert np.array_equal(on(*args), want) and np.array_equal(off(*args), want), size
+
+
+def test_vectorize_renders_cast_pointers_and_is_off_with_its_switches():
+    prog = fcl.load_file("bench/programs.fcl")
+    text = prog.compile("copyGrid").opencl_source
+    assert "((__global const int4*)in0_1)[i3_v]" in text
+    assert "((__global int4*)out2)[i3_v] = in0_1_v4;" in text          # the loaded vector itself
+    assert "out2[i3] = in0_1[i3];" in text                              # the last n0 % 4
+    for options in ({"no_pass": ("vectorize",)}, {"opt_level": 0}):
+        assert "int4" not in prog.compile("copyGrid", **options).opencl_source
+
+
+def test_verifier_rejects_vector_accesses_it_cannot_print():
+    from fcl.errors import CompilerBug
+    tile = K.Buffer("t", "local", "int", K.cint(64), "test")
+    bad = [[K.VLoad("v", ("x", "y", "z"), "int", "b", lid)],                       # 3 wide
+           [K.VLoad("v", ("x", "y", "z", "w"), "int", "t", lid)],                  # local memory
+           [K.VStore("b", lid, (K.cint(1), K.cint(2), K.cint(3), K.Const("float", 4.0)))]]
+    for body in bad:
+        with pytest.raises(CompilerBug):
+            verify_program(plan_of(body, [tile]), after="test", mapped=True)
+    verify_program(plan_of([K.VLoad("v", ("x", "y", "z", "w"), "int", "b", lid),
+                            K.VStore("b", lid, tuple(K.Var("int", v) for v in "xyzw"))]), after="test", mapped=True)

@@ -451,8 +451,10 @@ class _Grouper:
         return [K.DeclVar(name, zero) for name in names] + [K.If(inside, fast, tuple(slow))]
 
     def cuts_load(self, s: K.Stmt, buf: str) -> bool:
-        """s writes buf, or (buf being a buffer the kernel writes) any global buffer."""
-        return _touches(s, buf)[1] or (buf in self.facts.written and _writes_global(s, self.facts))
+        """s writes buf, or (buf being a buffer the kernel writes) any global buffer or waits
+        at a barrier (after which another work-item's writes may be seen)."""
+        return _touches(s, buf)[1] or (buf in self.facts.written and
+                                       (_writes_global(s, self.facts) or K.contains_barrier((s,))))
 
     def stores(self, stmts: list) -> list:
         occ = [(pos, s.buf, s.index, s) for pos, s in enumerate(stmts)
@@ -491,8 +493,10 @@ class _Grouper:
         return out
 
     def cuts_store(self, s: K.Stmt, buf: str) -> bool:
-        """s reads or writes buf, writes another global buffer, or reads one the kernel writes."""
-        return any(_touches(s, buf)) or _writes_global(s, self.facts) or _reads_written_global(s, self.facts)
+        """s reads or writes buf, writes another global buffer, reads one the kernel writes, or
+        waits at a barrier."""
+        return any(_touches(s, buf)) or _writes_global(s, self.facts) or _reads_written_global(s, self.facts) \
+            or K.contains_barrier((s,))
 
 
 def _map_own(s: K.Stmt, fe) -> K.Stmt:
