@@ -218,3 +218,193 @@ def test_strength_folds_comparisons_the_ranges_decide():
     assert loop.body[0].value == a                        # c <= 99 < 200: always
     assert isinstance(loop.body[1].value, K.Select)       # c < 50: it depends
     assert len(out) == 1                                  # lid >= 64 never holds
+
+
+# ---------------------------------------------------------------- vectorize
+
+gsize, global_id = K.HwId("int", "global_size"), K.HwId("int", "global_id")
+m = K.Var("int", "m")
+
+
+def vplan(body, num_groups=3):
+    """A kernel over int buffers b (input, n elements) and c (output, n elements), bounds
+    buffer err."""
+    k = K.Kernel("k", tuple(body), (), ())
+    return Plan("k", (ArrayArg("b", "n", "int"), ScalarArg("m", "int")), (K.Param("n", "int"), K.Param("m", "int")),
+                (K.Buffer("b", "global", "int", n, "test", role="input"), K.Buffer("c", "global", "int", n, "test"),
+                 K.Buffer("err", "global", "int", K.cint(4), "test", role="bounds")),
+                (k,), (), 64, 32, num_groups)
+
+
+def run_vplan(plan, size: int, mm: int = 0, err=None):
+    """c after running the plan's kernel on b = 3 * arange(size) - 7 (c starts at -1)."""
+    verify_program(plan, after="test", mapped=True)
+    b, c = np.arange(size, dtype=np.int32) * 3 - 7, np.full(size, -1, dtype=np.int32)
+    err = np.zeros(4, dtype=np.int32) if err is None else err
+    KernelRun(plan.kernels[0], plan.num_groups, 64, 32, {"b": b, "c": c, "err": err}, {"n": size, "m": mm}, {}).run()
+    return b, c
+
+
+def kinds(plan) -> list[str]:
+    return [type(s).__name__ for s in K.walk_stmts(plan.kernels[0].body)]
+
+
+def test_vectorize_strip_mines_a_grid_stride_copy_and_keeps_the_tail():
+    from fcl.codegen.passes.vectorize import vectorize
+    copy = [K.For("i", global_id, n, gsize, (K.Store("c", i, K.Load("int", "b", i)),))]
+    out = vectorize(vplan(copy))
+    assert kinds(out).count("VLoad") == 1 and kinds(out).count("VStore") == 1
+    vload = next(s for s in K.walk_stmts(out.kernels[0].body) if isinstance(s, K.VLoad))
+    assert vload.index == K.Var("int", "i_v")           # element 4j: vector j, no shift
+    for size in (0, 1, 3, 4, 5, 7, 8, 9, 191, 192, 193, 766, 771, 1029):   # 192 work-items
+        b, c = run_vplan(out, size)
+        assert np.array_equal(b, c), size
+    # not independent: a value carried between iterations, a neighbour of a buffer the loop
+    # writes, a checked index, an index that is not the counter
+    acc = K.Var("int", "acc")
+    carried = [K.DeclVar("acc", K.cint(0)),
+               K.For("i", global_id, n, gsize, (K.Assign("acc", K.add(acc, K.Load("int", "b", i))),
+                                                K.Store("c", i, acc)))]
+    neighbour = [K.For("i", global_id, n, gsize, (K.Store("c", i, K.Load("int", "c", K.add(i, K.cint(1)))),))]
+    checked = [K.For("i", global_id, n, gsize, (K.Store("c", i, K.Load("int", "b", K.Checked("int", i, n, "err", 0))),))]
+    shifted = [K.For("i", global_id, n, gsize, (K.Store("c", K.sub(n, i), K.Load("int", "b", i)),))]
+    for body in (carried, neighbour, checked, shifted):
+        assert vectorize(vplan(body)).kernels[0].body == tuple(body)
+
+
+def test_vectorize_groups_four_aligned_loads_and_stores_in_straight_line_code():
+    from fcl.codegen.passes.vectorize import vectorize
+    j = K.Var("int", "j")
+
+    def at(k, off=0):
+        return K.Load("int", "b", K.add(K.mul(K.cint(4), j), K.cint(k + off)))
+
+    def loop(body):
+        # m <= n / 4 runs of 4: every index in range
+        return [K.For("j", global_id, m, gsize, tuple(body))]
+    total = K.add(K.add(at(0), at(1)), K.add(at(2), at(3)))
+    sums = loop([K.Let("s", total), K.Store("c", j, K.Var("int", "s"))])
+    out = vectorize(vplan(sums))
+    assert kinds(out).count("VLoad") == 1
+    for size, runs in ((0, 0), (5, 1), (37, 9), (800, 200)):
+        b, c = run_vplan(out, size, runs)
+        assert np.array_equal(c[:runs], b[:4 * runs].reshape(runs, 4).sum(axis=1)), size
+    # stores: c[4j + k] = b[4j + k] + k, the four in one vector store
+    stores = loop([K.Store("c", K.add(K.mul(K.cint(4), j), K.cint(k)), K.add(at(k), K.cint(k))) for k in range(4)])
+    out = vectorize(vplan(stores))
+    assert kinds(out).count("VStore") == 1 and kinds(out).count("Store") == 0
+    b, c = run_vplan(out, 43, 10)
+    assert np.array_equal(c[:40], b[:40] + np.tile(np.arange(4), 10)) and (c[40:] == -1).all()
+    # left alone: a base that is not a multiple of 4, only three of the four, a checked index,
+    # a load under a select's arm, a store to the buffer between the loads
+    unaligned = loop([K.Let("s", K.add(K.add(at(1), at(2)), K.add(at(3), at(4))))])
+    three = loop([K.Let("s", K.add(K.add(at(0), at(1)), at(2)))])
+    checked = loop([K.Let("s", K.add(K.add(K.Load("int", "b", K.Checked("int", K.mul(K.cint(4), j), n, "err", 0)),
+                                              at(1)), K.add(at(2), at(3))))])      # one checked, three not
+    guarded = loop([K.Let("s", K.add(K.add(at(0), at(1)),
+                                     K.select(K.lt(j, K.cint(3)), K.add(at(2), at(3)), K.cint(0))))])
+    written = [K.For("j", global_id, m, gsize, (K.Let("s", K.add(K.Load("int", "c", K.mul(K.cint(4), j)),
+                                                                 K.Load("int", "c", K.add(K.mul(K.cint(4), j), K.cint(1))))),
+                                                K.Store("c", K.add(K.mul(K.cint(4), j), K.cint(2)), K.cint(0)),
+                                                K.Let("t", K.add(K.Load("int", "c", K.add(K.mul(K.cint(4), j), K.cint(2))),
+                                                                 K.Load("int", "c", K.add(K.mul(K.cint(4), j), K.cint(3)))))))]
+    four = [K.Load("int", "c", K.add(K.mul(K.cint(4), j), K.cint(k))) for k in range(4)]
+    barrier = [K.Let("s", K.add(four[0], four[1])), K.Barrier(), K.Let("t", K.add(four[2], four[3])),
+               K.Store("c", K.cint(0), K.cint(1))]         # c is written: another work-item's store
+    for body in (unaligned, three, checked, guarded, written, barrier):
+        assert "VLoad" not in kinds(vectorize(vplan(body))), body
+
+
+def test_vectorize_checks_a_run_of_checked_loads_once():
+    """Four checked loads b[4j + k]: one test of the whole run picks the vector load; where it
+    fails (j past the end) every check runs as before and records the same sites."""
+    from fcl.codegen.passes.vectorize import vectorize
+    j = K.Var("int", "j")
+
+    def at(k):
+        return K.Load("int", "b", K.Checked("int", K.add(K.mul(K.cint(4), j), K.cint(k)), n, "err", k + 1))
+    body = [K.For("j", global_id, m, gsize, (K.Let("s", K.add(K.add(at(0), at(1)), K.add(at(2), at(3)))),
+                                             K.Store("c", j, K.Var("int", "s"))))]
+    plan = vplan(body)
+    out = vectorize(plan)
+    assert kinds(out).count("VLoad") == 1 and len([x for x in K.walk_stmts(out.kernels[0].body)
+                                                   if isinstance(x, K.If)]) == 1
+    for size, runs in ((0, 0), (13, 3), (13, 4), (14, 5), (801, 200), (801, 201)):
+        errors = []
+        for p in (plan, out):
+            err = np.zeros(4, dtype=np.int32)
+            errors.append((run_vplan(p, size, runs, err)[1], err))
+        (c0, e0), (c1, e1) = errors
+        assert np.array_equal(c0, c1) and e0[0] == e1[0], (size, runs, e0, e1)
+        assert (e0[0] != 0) == (4 * runs > size)
+
+
+VECTORISED = [  # (file, entry, arguments for a size n): kernels the vectorize pass changes
+    ("bench/programs.fcl", "copyGrid", lambda n: [np.arange(n, dtype=np.int32) - 9]),
+    ("tests/programs/foldl_if.fcl", "foldSmall", lambda n: [np.arange(n, dtype=np.int32) * 7]),
+    ("examples/reduce.fcl", "sumAll", lambda n: [np.arange(n, dtype=np.int32) - 3]),
+    ("tests/programs/kernel_args.fcl", "addPair", lambda n: [(2, 0.5), np.arange(n, dtype=np.float32) / 4]),
+    ("bench/programs.fcl", "sumStride4", lambda n: [np.arange(n, dtype=np.int32) * 5 - 1000]),
+    ("bench/programs.fcl", "matvecRows4", lambda n: [n, 3, (np.arange(3 * n) % 7 - 3).astype(np.float32),
+                                                     (np.arange(n) % 5).astype(np.float32)]),
+]
+
+
+@pytest.mark.parametrize("path, entry, make", VECTORISED, ids=[v[1] for v in VECTORISED])
+def test_vectorize_changes_no_result_at_odd_sizes(path, entry, make):
+    """With and without the pass, on the interpreter (and on the OpenCL device, where there is
+    one): the same results at sizes with every tail length, more runs than work-items."""
+    from fcl.runtime.device import choose_device
+    prog = fcl.load_file(path)
+    on = prog.compile(entry, block_size=32, num_groups=2)
+    off = prog.compile(entry, block_size=32, num_groups=2, no_pass=("vectorize",))
+    assert "4*)" in on.opencl_source and "4*)" not in off.opencl_source
+    try:
+        choose_device(None)
+        device = True
+    except Exception:
+        device = False
+    for size in (1, 4, 5, 6, 7, 67, 257, 1030):
+        args = make(size)
+        want = off.emulate(*args)
+        assert np.array_equal(on.emulate(*args), want), size
+        if device:
+            assert np.array_equal(on(*args), want) and np.array_equal(off(*args), want), size
+
+
+def test_vectorize_renders_cast_pointers_and_is_off_with_its_switches():
+    prog = fcl.load_file("bench/programs.fcl")
+    text = prog.compile("copyGrid").opencl_source
+    assert "((__global const int4*)in0_1)[i3_v]" in text
+    assert "((__global int4*)out2)[i3_v] = in0_1_v4;" in text          # the loaded vector itself
+    assert "out2[i3] = in0_1[i3];" in text                              # the last n0 % 4
+    for options in ({"no_pass": ("vectorize",)}, {"opt_level": 0}):
+        assert "int4" not in prog.compile("copyGrid", **options).opencl_source
+
+
+def test_verifier_rejects_vector_accesses_it_cannot_print():
+    from fcl.errors import CompilerBug
+    tile = K.Buffer("t", "local", "int", K.cint(64), "test")
+    bad = [[K.VLoad("v", ("x", "y", "z"), "int", "b", lid)],                       # 3 wide
+           [K.VLoad("v", ("x", "y", "z", "w"), "int", "t", lid)],                  # local memory
+           [K.VStore("b", lid, (K.cint(1), K.cint(2), K.cint(3), K.Const("float", 4.0)))]]
+    for body in bad:
+        with pytest.raises(CompilerBug):
+            verify_program(plan_of(body, [tile]), after="test", mapped=True)
+    verify_program(plan_of([K.VLoad("v", ("x", "y", "z", "w"), "int", "b", lid),
+                            K.VStore("b", lid, tuple(K.Var("int", v) for v in "xyzw"))]), after="test", mapped=True)
+
+
+def test_vectorize_strip_mines_the_unchecked_version_of_a_kernel():
+    from fcl.codegen.passes.bounds import CHECKED_VERSION
+    from fcl.codegen.passes.vectorize import vectorize
+    ic = K.Var("int", "i_c")
+    fast = (K.For("i", global_id, n, gsize, (K.Store("c", i, K.Load("int", "b", i)),)),)
+    slow = (K.Comment(CHECKED_VERSION),
+            K.For("i_c", global_id, n, gsize, (K.Store("c", ic, K.Load("int", "b", K.Checked("int", ic, n, "err", 0))),)))
+    out = vectorize(vplan([K.If(K.lt(n, K.cint(1 << 30)), fast, slow)]))
+    version = out.kernels[0].body[0]
+    assert "VLoad" in [type(s).__name__ for s in K.walk_stmts(version.then)] and version.else_ == slow
+    for size in (0, 5, 771):
+        b, c = run_vplan(out, size)
+        assert np.array_equal(b, c)

@@ -128,6 +128,15 @@ class KernelRun:
                 wi.env[s.var] = self.ev(s.expr, wi)
             elif t is K.Store:
                 self.store(s.buf, self.ev(s.index, wi), self.ev(s.value, wi), wi)
+            elif t is K.VLoad:
+                self.vload(s, wi)
+            elif t is K.VStore:
+                arr, w = self.array(s.buf, wi), len(s.values)
+                base = w * self.ev(s.index, wi)
+                values = [self.ev(v, wi) for v in s.values]
+                for k, value in enumerate(values):
+                    self.check_index(s.buf, arr, base + k)
+                    arr[base + k] = value
             elif t is K.If:
                 yield from self.block(s.then if self.ev(s.cond, wi) else s.else_, wi)
             elif t is K.For:
@@ -192,6 +201,18 @@ class KernelRun:
         i = self.ev(e.index, wi)
         self.check_index(e.buf, arr, i)
         return from_storage(e.ty, arr[i])
+
+    def vload(self, s: K.VLoad, wi: WorkItem):
+        """The elements of one vector, bound to the names of its components (and the
+        vector's own name to the tuple)."""
+        arr, w = self.array(s.buf, wi), len(s.vars)
+        base = w * self.ev(s.index, wi)
+        values = []
+        for k, name in enumerate(s.vars):
+            self.check_index(s.buf, arr, base + k)
+            values.append(from_storage(s.ty, arr[base + k]))
+            wi.env[name] = values[-1]
+        wi.env[s.var] = tuple(values)
 
     # ------------------------------------------------------------ expressions
 

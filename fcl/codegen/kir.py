@@ -326,6 +326,34 @@ class AtomicOr(Stmt):
 
 
 @dataclass(frozen=True)
+class VLoad(Stmt):
+    """`const T4 var = ((__global T4*)buf)[index]` and `const T vars[k] = var.sk`: elements
+    width*index .. width*index + width - 1 of global buffer `buf` (width = len(vars)) in one
+    vector load (the `vectorize` pass).  Global buffers are whole OpenCL allocations, so a
+    vector index is always aligned to the vector."""
+    var: str
+    vars: tuple[str, ...]
+    ty: ScalarType
+    buf: str
+    index: Expr
+
+    def __post_init__(self):
+        _setfield(self, "ty", ScalarType(self.ty))
+
+
+@dataclass(frozen=True)
+class VStore(Stmt):
+    """`((__global T4*)buf)[index] = (T4)(values...)`: elements width*index .. width*index +
+    width - 1 of global buffer `buf` (width = len(values)) in one vector store."""
+    buf: str
+    index: Expr
+    values: tuple[Expr, ...]
+
+
+VECTOR_WIDTHS = (2, 4)
+
+
+@dataclass(frozen=True)
 class Comment(Stmt):
     text: str
 
@@ -664,6 +692,8 @@ def binds(s: Stmt) -> tuple[str, ...]:
     """Names a statement defines or assigns (a loop: its counter, a part loop: also `active`)."""
     if isinstance(s, (Let, DeclVar, Assign, DeclPtr, SeqFor, ParFor, For)):
         return (s.var,)
+    if isinstance(s, VLoad):
+        return (s.var,) + s.vars
     if isinstance(s, PartFor):
         return (s.var, s.active) if s.active else (s.var,)
     if isinstance(s, SwapPtr):
@@ -696,7 +726,7 @@ def buffers_used(stmts) -> set[str]:
     """Names of buffers and pointer variables read or written in `stmts`."""
     names = set()
     for s in walk_stmts(stmts):
-        if isinstance(s, (Store, AtomicOr)):
+        if isinstance(s, (Store, AtomicOr, VLoad, VStore)):
             names.add(s.buf)
         if isinstance(s, DeclPtr):
             names.add(s.init)
@@ -793,6 +823,10 @@ def _format_head(s: Stmt) -> str:
         return f"{s.var} := {format_expr(s.expr)}"
     if isinstance(s, Store):
         return f"{s.buf}[{format_expr(s.index)}] := {format_expr(s.value)}"
+    if isinstance(s, VLoad):
+        return f"let {', '.join(s.vars)} : {s.ty} = {s.buf}[{format_expr(s.index)}]x{len(s.vars)}  (vector {s.var})"
+    if isinstance(s, VStore):
+        return f"{s.buf}[{format_expr(s.index)}]x{len(s.values)} := ({', '.join(format_expr(v) for v in s.values)})"
     if isinstance(s, SeqFor):
         return f"seqfor {s.var} < {format_expr(s.count)}"
     if isinstance(s, ParFor):

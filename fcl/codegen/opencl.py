@@ -99,6 +99,7 @@ class OpenCLRenderer:
             for b in k.locals_ + k.privates:
                 self.buffers[b.name] = b
         self.ptr_types: dict[str, str] = {}
+        self.vectors: dict[tuple, str] = {}       # the components of a vector load -> its name
         self.ptr_spaces: dict[str, str] = {}
 
     # ------------------------------------------------------------ program
@@ -135,7 +136,7 @@ class OpenCLRenderer:
 
     def kernel_params(self, k: K.Kernel) -> list[str]:
         out = []
-        written = {s.buf for s in K.walk_stmts(k.body) if isinstance(s, K.Store)}
+        written = {s.buf for s in K.walk_stmts(k.body) if isinstance(s, (K.Store, K.VStore))}
         uses = self.prog.uses_of(k.name)
         params = {p.name: p for p in self.prog.params}
         for b in (self.buffers[name] for name in uses.buffers):
@@ -193,6 +194,10 @@ class OpenCLRenderer:
             return [f"{pad}{s.var} = {self.expr(s.expr)};"]
         if isinstance(s, K.Store):
             return [f"{pad}{s.buf}[{self.expr(s.index)}] = {self.store_value(s)};"]
+        if isinstance(s, K.VLoad):
+            return self.vload(s, pad)
+        if isinstance(s, K.VStore):
+            return self.vstore(s, pad)
         if isinstance(s, K.AtomicOr):
             return [f"{pad}atomic_or(&{s.buf}[{self.expr(s.index)}], {self.expr(s.value)});"]
         if isinstance(s, K.Barrier):
@@ -218,6 +223,20 @@ class OpenCLRenderer:
             space = self.local_kw if self.ptr_spaces[s.a] == "local" else self.private_kw
             return [f"{pad}{{ {space} {t}* tmp = {s.a}; {s.a} = {s.b}; {s.b} = tmp; }}"]
         raise CompilerBug(f"cannot render {type(s).__name__} (the map_hw pass has not run?)")
+
+    def vload(self, s: K.VLoad, pad: str) -> list[str]:
+        """A vector load through a cast pointer (the buffer is a whole allocation, so the
+        vector is aligned and the device loads it in one access), then its components."""
+        vec = f"{s.ty}{len(s.vars)}"
+        self.vectors[s.vars] = s.var
+        out = [f"{pad}const {vec} {s.var} = (({self.global_kw} const {vec}*){s.buf})[{self.expr(s.index)}];"]
+        return out + [f"{pad}const {s.ty} {name} = {s.var}.s{k};" for k, name in enumerate(s.vars)]
+
+    def vstore(self, s: K.VStore, pad: str) -> list[str]:
+        vec = f"{s.values[0].ty}{len(s.values)}"
+        names = tuple(v.name if isinstance(v, K.Var) else None for v in s.values)
+        value = self.vectors.get(names) or f"({vec})({', '.join(self.expr(v) for v in s.values)})"
+        return [f"{pad}(({self.global_kw} {vec}*){s.buf})[{self.expr(s.index)}] = {value};"]
 
     def store_value(self, s: K.Store) -> str:
         value = self.expr(s.value)

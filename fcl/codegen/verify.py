@@ -7,6 +7,8 @@ None.  The rules:
 * every variable is defined before it is read (a parameter, an enclosing
   loop's counter, an earlier `Let`/`DeclVar` in this or an enclosing body),
   and defined once per kernel; `Assign` targets a `DeclVar`;
+* a vector access (`VLoad`, `VStore`) reads or writes 2 or 4 ints or floats
+  of a global buffer;
 * every buffer an access names exists (a global of the program, a local or
   private of this kernel, or a `DeclPtr` in scope) and has the element type
   the access has; a bounds check (`Checked`) records into a global bounds buffer;
@@ -80,6 +82,8 @@ class _Kernel:
         elif isinstance(s, (K.Store, K.AtomicOr)):
             self.access(s.buf, s.value.ty if isinstance(s, K.Store) else "int", scope)
             self.want(s.index, "int", "an index")
+        elif isinstance(s, (K.VLoad, K.VStore)):
+            self.vector(s, scope)
         elif isinstance(s, K.DeclPtr):
             if s.init not in self.buffers:
                 raise _Invalid(f"pointer `{s.var}` to unknown buffer `{s.init}`")
@@ -115,6 +119,21 @@ class _Kernel:
                 self.define(s.active, inner, "bool")
             elements = isinstance(s, K.ParFor) or (isinstance(s, K.PartFor) and s.level == K.Level.WARP)
             self.block(s.body, inner, per_element or elements)
+
+    def vector(self, s, scope: dict):
+        """A vector access: 2 or 4 int or float elements of a global buffer, an int index."""
+        width = len(s.vars) if isinstance(s, K.VLoad) else len(s.values)
+        tys = {s.ty} if isinstance(s, K.VLoad) else {v.ty for v in s.values}
+        if width not in K.VECTOR_WIDTHS or len(tys) != 1:
+            raise _Invalid(f"a vector access to `{s.buf}` of {width} elements of types {sorted(tys)}")
+        ty = tys.pop()
+        self.access(s.buf, ty, scope)
+        if self.buffers[s.buf].space != "global" or ty not in ("int", "float"):
+            raise _Invalid(f"a vector access to `{s.buf}`, not a global buffer of ints or floats")
+        self.want(s.index, "int", "a vector index")
+        if isinstance(s, K.VLoad):
+            for name in (s.var,) + s.vars:
+                self.define(name, scope, s.ty)
 
     def access(self, buf: str, ty, scope: dict):
         if buf in self.buffers:

@@ -27,6 +27,7 @@ from fcl.codegen.passes.skew import skew_local_memory
 from fcl.codegen.passes.strength import mark_no_wrap, strength_reduce
 from fcl.codegen.passes.unroll import unroll_loops
 from fcl.codegen.passes.unvirtualise import unvirtualise
+from fcl.codegen.passes.vectorize import vectorize
 from fcl.errors import ArgumentError
 
 AFTER_LOWERING = "lower"     # --dump kir-after=lower: the IR as the lowering made it
@@ -59,6 +60,9 @@ PIPELINE: tuple[Pass, ...] = (
                      "by 2^k as shifts and masks; comparisons the ranges decide folded", strength_reduce),
     Pass("simplify", "constant and copy propagation, common lets, constant branches, dead lets", simplify),
     Pass("nowrap", "plain + - * where the range analysis proves no 32-bit overflow", mark_no_wrap),
+    Pass("vectorize", "int4/float4 loads and stores of global buffers: grid-stride loops of independent "
+                      "elements in runs of 4 a work-item (then the last n % 4), and 4 unchecked accesses "
+                      "a[4k] .. a[4k + 3] in straight-line code", vectorize),
 )
 
 

@@ -1,0 +1,515 @@
+"""The `vectorize` pass: contiguous accesses to global int/float buffers as int4/float4 loads and stores.
+
+Two rewrites, both only where they are provably exact:
+
+* Grid-stride loops of independent elements are strip-mined.  A loop
+  `for (i = global_id; i < n; i += global_size) body` at the top of a kernel
+  (or of a `bounds` version) whose iterations cannot see each other (no
+  barrier, no atomic, no bounds check, no variable carried from one iteration
+  to the next, every store at index `i` exactly, every read at `i` or at an
+  index that is the same in every iteration, of a buffer the kernel does not
+  write there, and the buffers it writes not used elsewhere in the kernel)
+  gives its elements to the work-items in runs of WIDTH:
+  `for (j = global_id; j < n / 4; j += global_size) { body[i := 4j]; ...
+  body[i := 4j + 3] }`, then the original loop from `4 * (n / 4) + global_id`
+  for the last n % 4 elements.  Which work-item handles which element
+  changes; nothing else does (any work-item may handle any element of a
+  grid-level parallel loop).  copyGrid's loop is this shape, and every map of
+  arrays to an array at the grid level; afterwards all its accesses at `i`
+  are vector accesses (a loop that reads `a[n - 1 - i]` or `a[4i + k]` is left
+  to the grouping below).
+* Groups of loads (stores) in one straight-line block, `a[b]`, `a[b + 1]`,
+  `a[b + 2]`, `a[b + 3]`, all of them executed (no `if` or select between
+  them and the block), become one `VLoad` before the first (one `VStore` at
+  the last) when `b` is a multiple of 4 (a congruence over constants, `Let`s,
+  loop counters with a step that is a multiple of 4, and #BlockSize-multiples
+  such as global_size) and the indexes are equal up to the constant (linear
+  forms over names that are never reassigned).  Unchecked indexes are in
+  range, so the vector is; a run of four checked loads (one bounds buffer,
+  one length) becomes `if (0 <= b && b < len && 3 < len - b) vector load
+  else the four checked loads as they were`, all at the first load: the same
+  values, and the same failures recorded (the first failure's details may
+  come from another check of the work-item than before: they are hoisted).
+  Nothing between the first and the last access writes the buffer (for a
+  load; for a buffer the kernel also writes, nothing writes any global
+  buffer), or touches it (for a store; nor writes any other global buffer
+  or reads one the kernel writes).  This is the shape of the copies that
+  `unroll` or the strip-mining above make of a loop over 4 consecutive
+  elements (bench/programs.fcl's sumStride4 and matvecRows4 are written so).
+
+Alignment: global buffers are whole OpenCL allocations (aligned to at least
+the largest vector type), so element b = 4q of an int buffer starts an
+aligned int4 and the renderer casts the pointer, `((__global const
+int4*)a)[q]`: one 128-bit access on NVIDIA (vload4 needs only element
+alignment, and then the compiler rarely proves more).  The vector index q
+is b / 4 taken apart symbolically where the arithmetic provably does not
+wrap (`mul_nw`, `add_nw`...), else `b >> 2`.  Runs last (after `nowrap`),
+so the loops it makes are already in their final form.  Not here: local or
+private memory, doubles and bools, runs mixing checked and unchecked loads,
+strided or reversed runs, loops other than the grid-stride one.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from fcl.codegen import kir as K
+from fcl.codegen import plan as P
+from fcl.codegen.passes.simplify import _kernel as simplify_kernel
+from fcl.codegen.passes.unroll import Names, defines, rename
+
+Op = K.Op
+WIDTH = 4
+ELEMENTS = ("int", "float")          # 4-byte elements: int4, float4
+MAX_DEPTH = 24                       # Let definitions followed in one proof
+
+_ADD = (Op.ADD, Op.ADD_NW)
+_SUB = (Op.SUB, Op.SUB_NW)
+_MUL = (Op.MUL, Op.MUL_NW)
+
+
+def vectorize(plan: P.Plan) -> P.Plan:
+    globals_ = {b.name: b for b in plan.buffers if b.space == "global"}
+    kernels = []
+    for k in plan.kernels:
+        facts = _Facts(plan, k, globals_)
+        body = _top(k.body, facts, Names(k))
+        facts = _Facts(plan, dataclasses.replace(k, body=body), globals_)
+        grouped = dataclasses.replace(k, body=_Grouper(facts).block(body))
+        # the element indexes that only the vector accesses used are dead now
+        kernels.append(simplify_kernel(grouped) if grouped != k else k)
+    return dataclasses.replace(plan, kernels=tuple(kernels))
+
+
+class _Facts:
+    """What one kernel's code says about its names and buffers."""
+
+    def __init__(self, plan: P.Plan, k: K.Kernel, globals_: dict):
+        self.plan = plan
+        self.k = k
+        self.globals = globals_
+        self.lets: dict[str, K.Expr] = {}
+        self.loops: dict[str, K.For] = {}
+        self.assigned: set[str] = set()
+        self.written: set[str] = set()          # buffers the kernel stores to
+        self.read: set[str] = set()
+        for s in K.walk_stmts(k.body):
+            if isinstance(s, K.Let):
+                self.lets[s.var] = s.expr
+            elif isinstance(s, K.For):
+                self.loops[s.var] = s
+            elif isinstance(s, (K.DeclVar, K.Assign)):
+                self.assigned.add(s.var)
+            elif isinstance(s, (K.DeclPtr, K.SwapPtr)):
+                self.assigned.update(K.binds(s))
+            if isinstance(s, (K.Store, K.AtomicOr, K.VStore)):
+                self.written.add(s.buf)
+            if isinstance(s, K.VLoad):
+                self.read.add(s.buf)
+            self.read.update(n.buf for e in K.stmt_exprs(s) for n in K.walk_expr(e) if isinstance(n, K.Load))
+
+    def vectorisable(self, buf: str, ty: str) -> bool:
+        b = self.globals.get(buf)
+        return b is not None and b.ty == ty and ty in ELEMENTS
+
+    def pure(self, e: K.Expr) -> bool:
+        """The value of e is fixed once its names are defined: no memory, no assigned name."""
+        return not any(isinstance(n, (K.Load, K.Checked)) or (isinstance(n, K.Var) and n.name in self.assigned)
+                       for n in K.walk_expr(e))
+
+    def definition(self, e: K.Expr) -> K.Expr | None:
+        """The expression of the pure `Let` that e names (names are unique in a kernel)."""
+        if isinstance(e, K.Var) and e.name in self.lets and self.pure(self.lets[e.name]):
+            return self.lets[e.name]
+        return None
+
+    # ------------------------------------------------------------ congruences and linear forms
+
+    def residue(self, e: K.Expr, depth: int = 0) -> int | None:
+        """e mod WIDTH when known (32-bit wrap-around keeps it: 2^32 is a multiple of 4)."""
+        if depth > MAX_DEPTH or e.ty != "int":
+            return None
+        if isinstance(e, K.Const):
+            return e.value % WIDTH
+        if isinstance(e, K.Var):
+            if e.name in self.lets:
+                return self.residue(self.lets[e.name], depth + 1)
+            loop = self.loops.get(e.name)
+            if loop is not None and self.residue(loop.step, depth + 1) == 0:
+                return self.residue(loop.start, depth + 1)
+            return None
+        if isinstance(e, K.HwId):
+            return 0 if e.name == K.Hw.GLOBAL_SIZE and self.plan.block_size % WIDTH == 0 else None
+        if isinstance(e, K.Un) and e.op == Op.NEG:
+            r = self.residue(e.a, depth + 1)
+            return None if r is None else -r % WIDTH
+        if not isinstance(e, K.Bin):
+            return None
+        if e.op == Op.SHL and isinstance(e.b, K.Const):
+            shift = e.b.value & 31
+            r = self.residue(e.a, depth + 1)
+            return 0 if shift >= 2 else (None if r is None else (r << shift) % WIDTH)
+        a, b = self.residue(e.a, depth + 1), self.residue(e.b, depth + 1)
+        if e.op in _MUL and (a == 0 or b == 0):
+            return 0
+        if a is None or b is None:
+            return None
+        if e.op in _ADD:
+            return (a + b) % WIDTH
+        if e.op in _SUB:
+            return (a - b) % WIDTH
+        if e.op in _MUL:
+            return a * b % WIDTH
+        return None
+
+    def linear(self, e: K.Expr, depth: int = 0) -> tuple[dict, int]:
+        """({term: coefficient}, constant) equal to e modulo 2^32, through pure `Let`s."""
+        if isinstance(e, K.Const):
+            return {}, e.value
+        d = self.definition(e)
+        if d is not None and depth < MAX_DEPTH:
+            return self.linear(d, depth + 1)
+        if isinstance(e, K.Bin) and e.op in _ADD + _SUB:
+            (ta, ca), (tb, cb) = self.linear(e.a, depth + 1), self.linear(e.b, depth + 1)
+            sign = 1 if e.op in _ADD else -1
+            terms = dict(ta)
+            for t, c in tb.items():
+                terms[t] = terms.get(t, 0) + sign * c
+                if terms[t] == 0:
+                    del terms[t]
+            return terms, ca + sign * cb
+        if isinstance(e, K.Bin) and (e.op in _MUL and (isinstance(e.a, K.Const) or isinstance(e.b, K.Const))
+                                     or e.op == Op.SHL and isinstance(e.b, K.Const)):
+            if e.op == Op.SHL:
+                k, x = 1 << (e.b.value & 31), e.a
+            else:
+                k, x = (e.a.value, e.b) if isinstance(e.a, K.Const) else (e.b.value, e.a)
+            terms, c = self.linear(x, depth + 1)
+            return {t: v * k for t, v in terms.items() if v * k}, c * k
+        if isinstance(e, K.Un) and e.op == Op.NEG:
+            terms, c = self.linear(e.a, depth + 1)
+            return {t: -v for t, v in terms.items()}, -c
+        return {e: 1}, 0
+
+    def form_residue(self, terms: dict) -> int | None:
+        """The terms' sum mod WIDTH, when known."""
+        total = 0
+        for t, c in terms.items():
+            if c % WIDTH == 0:
+                continue
+            r = self.residue(t)
+            if r is None:
+                return None
+            total += c * r
+        return total % WIDTH
+
+    def quarter(self, e: K.Expr, depth: int = 0) -> K.Expr | None:
+        """e / WIDTH as an expression where e is built without wrapping (the proven forms
+        `mul_nw`, `add_nw`, `sub_nw`, constants, pure `Let`s), else None."""
+        if depth > MAX_DEPTH:
+            return None
+        if isinstance(e, K.Const):
+            return K.cint(e.value // WIDTH) if e.value % WIDTH == 0 else None
+        d = self.definition(e)
+        if d is not None:
+            return self.quarter(d, depth + 1)
+        if not isinstance(e, K.Bin):
+            return None
+        if e.op in (Op.ADD_NW, Op.SUB_NW):
+            a, b = self.quarter(e.a, depth + 1), self.quarter(e.b, depth + 1)
+            if a is None or b is None:
+                return None
+            return K.Bin("int", e.op, a, b) if not (isinstance(a, K.Const) and isinstance(b, K.Const)) \
+                else K.binop(K.GENERAL_OP[e.op], a, b)
+        if e.op == Op.MUL_NW:
+            for x, y in ((e.a, e.b), (e.b, e.a)):
+                if isinstance(x, K.Const) and x.value % WIDTH == 0:
+                    return y if x.value == WIDTH else K.Bin("int", Op.MUL_NW, K.cint(x.value // WIDTH), y)
+        return None
+
+    def vector_index(self, base: K.Expr) -> K.Expr:
+        """base / WIDTH for an in-range element index base proven a multiple of WIDTH."""
+        q = self.quarter(base)
+        return q if q is not None else K.binop(Op.SHR, base, K.cint(2))
+
+
+# ---------------------------------------------------------------- strip-mining grid-stride loops
+
+def _top(stmts, facts: _Facts, names: Names) -> tuple:
+    """The kernel's top-level statements (and those of a `bounds` version, whose condition
+    is the same for the whole launch) with their grid-stride loops strip-mined."""
+    from fcl.codegen.passes.bounds import CHECKED_VERSION
+    out = []
+    for s in stmts:
+        if isinstance(s, K.If) and s.else_[:1] == (K.Comment(CHECKED_VERSION),):
+            s = K.If(s.cond, _top(s.then, facts, names), _top(s.else_, facts, names))
+        elif isinstance(s, K.For) and _independent(s, stmts, facts):
+            out.extend(_strip_mine(s, facts, names))
+            continue
+        out.append(s)
+    return tuple(out)
+
+
+def _independent(loop: K.For, block, facts: _Facts) -> bool:
+    """A grid-stride loop whose iterations cannot see each other, with an access at its
+    counter to a global int/float buffer; the buffers it writes are not used elsewhere
+    in its `block` (the kernel's body, or one version of it)."""
+    if not (loop.start == K.HwId("int", K.Hw.GLOBAL_ID) and loop.step == K.HwId("int", K.Hw.GLOBAL_SIZE)
+            and facts.pure(loop.stop)):
+        return False
+    i = K.Var("int", loop.var)
+    own = defines(loop.body)
+
+    def varying(e: K.Expr) -> bool:
+        return bool(K.free_params(e) & (own | {loop.var})) or not facts.pure(e)
+    stored, useful = set(), False
+    for s in K.walk_stmts(loop.body):
+        if isinstance(s, (K.Barrier, K.AtomicOr, K.DeclPtr, K.SwapPtr, K.VLoad, K.VStore)):
+            return False
+        if isinstance(s, K.Assign) and s.var not in own:
+            return False            # a value carried from one iteration to the next
+        if isinstance(s, K.Store):
+            if s.index != i or s.buf not in facts.globals:
+                return False
+            stored.add(s.buf)
+            useful = useful or facts.vectorisable(s.buf, s.value.ty)
+        for e in K.stmt_exprs(s):
+            for n in K.walk_expr(e):
+                if isinstance(n, K.Checked):
+                    return False
+                if isinstance(n, K.Load) and n.index != i and (n.buf in facts.written or varying(n.index)):
+                    return False    # only element i, or the same element in every iteration
+                if isinstance(n, K.Load) and n.index == i:
+                    useful = useful or facts.vectorisable(n.buf, n.ty)
+    return useful and not stored & _used(x for x in block if x is not loop)
+
+
+def _used(stmts) -> set[str]:
+    """Buffers read or written anywhere in stmts."""
+    return K.buffers_used(tuple(stmts))
+
+
+def _strip_mine(loop: K.For, facts: _Facts, names: Names) -> tuple:
+    quarter = names.fresh(loop.var, "n4")
+    stop4 = K.Var("int", quarter)
+    j = names.fresh(loop.var, "v")
+    jv = K.Var("int", j)
+    body = []
+    for k in range(WIDTH):
+        var = names.fresh(loop.var, f"v{k}")
+        table = {name: names.fresh(name, f"v{k}") for name in sorted(defines(loop.body))}
+        table[loop.var] = var
+        # 4j + k <= 4 (stop / 4 - 1) + 3 < stop: no wrap-around
+        at = K.Bin("int", Op.MUL_NW, K.cint(WIDTH), jv)
+        body.append(K.Let(var, at if k == 0 else K.Bin("int", Op.ADD_NW, at, K.cint(k))))
+        body.extend(rename(loop.body, table))
+    main = K.For(j, loop.start, stop4, loop.step, tuple(body))
+    tail = dataclasses.replace(loop, start=K.add(K.mul(K.cint(WIDTH), stop4), loop.start))
+    last = f"{K.format_expr(loop.stop)} % {WIDTH}"
+    return (K.Comment(f"{loop.var}: runs of {WIDTH} elements a work-item, then the last {last}"),
+            K.Let(quarter, K.binop(Op.DIV, loop.stop, K.cint(WIDTH))), main, tail)
+
+
+# ---------------------------------------------------------------- grouping accesses in straight-line code
+
+def _unconditional_loads(e: K.Expr):
+    """Loads that evaluating e always evaluates (not under a select's arms or the right of && ||)."""
+    if isinstance(e, K.Load):
+        yield e
+        yield from _unconditional_loads(e.index)
+        return
+    if isinstance(e, K.Select):
+        yield from _unconditional_loads(e.cond)
+        return
+    if isinstance(e, K.Bin) and e.op in (Op.AND, Op.OR):
+        yield from _unconditional_loads(e.a)
+        return
+    for c in K.expr_children(e):
+        yield from _unconditional_loads(c)
+
+
+def _touches(s: K.Stmt, buf: str) -> tuple[bool, bool]:
+    """(reads buf, writes buf) anywhere in s."""
+    reads = writes = False
+    for x in K.walk_stmts((s,)):
+        if isinstance(x, (K.Store, K.AtomicOr, K.VStore)) and x.buf == buf:
+            writes = True
+        if isinstance(x, K.VLoad) and x.buf == buf:
+            reads = True
+        if any(isinstance(n, K.Load) and n.buf == buf for e in K.stmt_exprs(x) for n in K.walk_expr(e)):
+            reads = True
+    return reads, writes
+
+
+def _writes_global(s: K.Stmt, facts: _Facts, but: str = "") -> bool:
+    return any(isinstance(x, (K.Store, K.AtomicOr, K.VStore)) and x.buf in facts.globals and x.buf != but
+               for x in K.walk_stmts((s,)))
+
+
+def _reads_written_global(s: K.Stmt, facts: _Facts) -> bool:
+    return any(isinstance(n, K.Load) and n.buf in facts.globals and n.buf in facts.written
+               for x in K.walk_stmts((s,)) for e in K.stmt_exprs(x) for n in K.walk_expr(e)) or \
+        any(isinstance(x, K.VLoad) and x.buf in facts.written for x in K.walk_stmts((s,)))
+
+
+class _Grouper:
+    def __init__(self, facts: _Facts):
+        self.facts = facts
+        self.names = Names(facts.k)
+
+    def block(self, stmts) -> tuple:
+        out = []
+        for s in stmts:
+            bodies = {name: self.block(getattr(s, name)) for name, kind in K._child_fields(type(s))
+                      if kind == "block"}
+            out.append(dataclasses.replace(s, **bodies) if bodies else s)
+        out = self.loads(out)
+        return tuple(self.stores(out))
+
+    def candidate(self, index: K.Expr) -> bool:
+        return self.facts.pure(index)
+
+    def runs(self, occurrences):
+        """Aligned runs of WIDTH consecutive elements: (key, first constant) for occurrences
+        [(position, buf, index, payload)] grouped by buffer and terms of the index."""
+        by_key: dict = {}
+        for pos, buf, index, payload in occurrences:
+            terms, c = self.facts.linear(index)
+            key = (buf, frozenset(terms.items()))
+            by_key.setdefault(key, {}).setdefault(c, []).append((pos, index, payload))
+        for key, consts in by_key.items():
+            r = self.facts.form_residue(dict(key[1]))
+            if r is None:
+                continue
+            for c in sorted(consts):
+                if (r + c) % WIDTH == 0 and all(c + d in consts for d in range(WIDTH)):
+                    yield key[0], [consts[c + d] for d in range(WIDTH)]
+
+    def loads(self, stmts: list) -> list:
+        occ = []
+        for pos, s in enumerate(stmts):
+            if isinstance(s, (K.Let, K.DeclVar, K.Assign, K.Store)):
+                for e in K.stmt_exprs(s):
+                    for ld in _unconditional_loads(e):
+                        index = ld.index.index if isinstance(ld.index, K.Checked) else ld.index
+                        if self.facts.vectorisable(ld.buf, ld.ty) and self.candidate(index) and \
+                                (not isinstance(ld.index, K.Checked) or self.candidate(ld.index.length)):
+                            occ.append((pos, ld.buf, index, ld))
+        inserts: dict[int, list] = {}
+        replace: dict[int, dict] = {}
+        for buf, elements in self.runs(occ):
+            positions = [pos for element in elements for pos, _, _ in element]
+            first, last = min(positions), max(positions)
+            if any(self.cuts_load(stmts[p], buf) for p in range(first, last)):
+                continue
+            checks = {(ld.index.length, ld.index.buf) if isinstance(ld.index, K.Checked) else None
+                      for element in elements for _, _, ld in element}
+            if len(checks) != 1:
+                continue            # checked and unchecked, or checked against different lengths
+            k, (_, index, load) = min(((k, hit) for k, element in enumerate(elements) for hit in element
+                                       if hit[0] == first), key=lambda x: x[0])
+            base = index if k == 0 else K.sub(index, K.cint(k))
+            vec = self.names.fresh(buf, "v4")
+            parts = tuple(self.names.fresh(buf, f"v4s{d}") for d in range(WIDTH))
+            vload = K.VLoad(vec, parts, load.ty, buf, self.facts.vector_index(base))
+            check = checks.pop()
+            if check is None:
+                inserts.setdefault(first, []).append(vload)
+                names = parts
+            else:
+                names = tuple(self.names.fresh(buf, f"e{d}") for d in range(WIDTH))
+                inserts.setdefault(first, []).extend(self.checked_group(vload, names, base, check, elements))
+            for d, element in enumerate(elements):
+                for pos, _, ld in element:
+                    replace.setdefault(pos, {})[ld] = K.Var(ld.ty, names[d])
+        if not inserts:
+            return stmts
+        out = []
+        for pos, s in enumerate(stmts):
+            out.extend(inserts.get(pos, ()))
+            table = replace.get(pos)
+            out.append(_map_own(s, lambda e: table.get(e, e)) if table else s)
+        return out
+
+    @staticmethod
+    def checked_group(vload: K.VLoad, names: tuple, base: K.Expr, check: tuple, elements) -> list:
+        """Bounds-checked loads of a run: one test of the whole run, the vector load where it
+        passes, else every check of the run as it was (each recording its own failure),
+        all of them at the first load of the run.  The results are in mutable `names`."""
+        length, bounds = check
+        ty = vload.ty
+        zero = K.Const(ty, 0 if ty == "int" else 0.0)
+        inside = K.binop("and", K.binop("le", K.cint(0), base),
+                         K.binop("and", K.lt(base, length), K.lt(K.cint(WIDTH - 1), K.sub(length, base))))
+        fast = (vload,) + tuple(K.Assign(name, K.Var(ty, part)) for name, part in zip(names, vload.vars))
+        slow, seen = [], set()
+        for d, element in enumerate(elements):
+            for _, _, ld in element:
+                if (d, ld.index.site) not in seen:
+                    seen.add((d, ld.index.site))
+                    at = K.Checked("int", K.add(base, K.cint(d)), length, bounds, ld.index.site)
+                    slow.append(K.Assign(names[d], K.Load(ty, vload.buf, at)))
+        return [K.DeclVar(name, zero) for name in names] + [K.If(inside, fast, tuple(slow))]
+
+    def cuts_load(self, s: K.Stmt, buf: str) -> bool:
+        """s writes buf, or (buf being a buffer the kernel writes) any global buffer or waits
+        at a barrier (after which another work-item's writes may be seen)."""
+        return _touches(s, buf)[1] or (buf in self.facts.written and
+                                       (_writes_global(s, self.facts) or K.contains_barrier((s,))))
+
+    def stores(self, stmts: list) -> list:
+        occ = [(pos, s.buf, s.index, s) for pos, s in enumerate(stmts)
+               if isinstance(s, K.Store) and self.facts.vectorisable(s.buf, s.value.ty) and self.candidate(s.index)]
+        edits: dict[int, tuple] = {}
+        for buf, elements in self.runs(occ):
+            if any(len(element) != 1 for element in elements):
+                continue
+            hits = [element[0] for element in elements]
+            positions = [pos for pos, _, _ in hits]
+            first, last = min(positions), max(positions)
+            values_read = [K.Let("_", st.value) for _, _, st in hits]
+            if any(p not in positions and self.cuts_store(stmts[p], buf) for p in range(first, last + 1)) \
+                    or any(p in edits for p in positions) \
+                    or any(_touches(x, buf)[0] or _reads_written_global(x, self.facts) for x in values_read):
+                continue
+            base_hit = min(hits, key=lambda h: h[0])
+            d = hits.index(base_hit)
+            base = base_hit[1] if d == 0 else K.sub(base_hit[1], K.cint(d))
+            values = []
+            for pos, _, st in hits:
+                value = st.value
+                if isinstance(value, K.Const) or isinstance(value, K.Var) and value.name not in self.facts.assigned:
+                    edits[pos] = ()
+                else:
+                    name = self.names.fresh(buf, "s")
+                    edits[pos] = (K.Let(name, value),)
+                    value = K.Var(value.ty, name)
+                values.append(value)
+            edits[last] = edits[last] + (K.VStore(buf, self.facts.vector_index(base), tuple(values)),)
+        if not edits:
+            return stmts
+        out = []
+        for pos, s in enumerate(stmts):
+            out.extend(edits[pos] if pos in edits else (s,))
+        return out
+
+    def cuts_store(self, s: K.Stmt, buf: str) -> bool:
+        """s reads or writes buf, writes another global buffer, reads one the kernel writes, or
+        waits at a barrier."""
+        return any(_touches(s, buf)) or _writes_global(s, self.facts) or _reads_written_global(s, self.facts) \
+            or K.contains_barrier((s,))
+
+
+def _map_own(s: K.Stmt, fe) -> K.Stmt:
+    """s with fe applied (bottom-up, no re-folding needed for loads) to its own expressions."""
+    changes = {}
+    for name, kind in K._child_fields(type(s)):
+        old = getattr(s, name)
+        if kind == "expr":
+            new = K.map_expr(fe, old)
+        elif kind == "exprs":
+            new = tuple(K.map_expr(fe, x) for x in old)
+        else:
+            continue
+        if new != old:
+            changes[name] = new
+    return dataclasses.replace(s, **changes) if changes else s
