@@ -395,16 +395,3 @@ def test_verifier_rejects_vector_accesses_it_cannot_print():
                             K.VStore("b", lid, tuple(K.Var("int", v) for v in "xyzw"))]), after="test", mapped=True)
 
 
-def test_vectorize_strip_mines_the_unchecked_version_of_a_kernel():
-    from fcl.codegen.passes.bounds import CHECKED_VERSION
-    from fcl.codegen.passes.vectorize import vectorize
-    ic = K.Var("int", "i_c")
-    fast = (K.For("i", global_id, n, gsize, (K.Store("c", i, K.Load("int", "b", i)),)),)
-    slow = (K.Comment(CHECKED_VERSION),
-            K.For("i_c", global_id, n, gsize, (K.Store("c", ic, K.Load("int", "b", K.Checked("int", ic, n, "err", 0))),)))
-    out = vectorize(vplan([K.If(K.lt(n, K.cint(1 << 30)), fast, slow)]))
-    version = out.kernels[0].body[0]
-    assert "VLoad" in [type(s).__name__ for s in K.walk_stmts(version.then)] and version.else_ == slow
-    for size in (0, 5, 771):
-        b, c = run_vplan(out, size)
-        assert np.array_equal(b, c)

@@ -309,13 +309,13 @@ class Ranges:
         return out
 
     def _product_bounds(self, t: K.Bin) -> list:
-        """p * k <= X - k where p < X / k (a strided loop's rounds: `for p < n / s` reads
-        `p * s + r`, which stays below n for r < s)."""
+        """p * k <= X / c - k where p < X / (c k) (a strided loop's rounds: `for p < n / s` reads
+        `p * s + r`, which stays below n for r < s; runs of c elements a round: c = 4)."""
         out = []
-        for x, k, exact in self.part_counts(t):
+        for x, k, c, exact in self.part_counts(t):
             fx, fk = self.linear(x), self.linear(k)
             if exact and self.of(x).nonneg() and fx is not None and fk is not None:
-                out.append(_combine(fx, fk, -1))
+                out.append(_combine(_scale(fx, Fraction(1, c)), fk, -1))
         return out
 
     def _at_most_zero(self, form, budget: list, seen: set) -> bool:
@@ -401,16 +401,16 @@ class Ranges:
             if isinstance(p, K.Bin) and p.op in (Op.DIV, Op.DIV_NN) and self.same(p.b, k) and \
                     self.of(p.a).nonneg() and self.of(k).nonneg() and self.of(p.a) != FULL:
                 return Interval(0, self.of(p.a).hi)
-        for x, k, _ in self.part_counts(e):
+        for x, k, c, _ in self.part_counts(e):
             x = self.of(x)
             if x != FULL:
-                return Interval(0, max(0, x.hi - self.of(k).lo))
+                return Interval(0, max(0, x.hi // c - self.of(k).lo))
         return None
 
     def part_counts(self, e: K.Bin):
-        """(X, k, exact) for each way product e is p * k with p >= 0 and k >= 1 bounded by a
-        part count: p < X / k (exact: p * k <= X - k) or p < max(1, X / k) (not exact: p is 0
-        where X < k)."""
+        """(X, k, c, exact) for each way product e is p * k with p >= 0 and k >= 1 bounded by a
+        part count: p < X / (c k) (exact: c p k <= X - c k) or p < max(1, X / (c k)) (not
+        exact: p is 0 where X < c k); c is a constant, 1 unless the count reads runs of c."""
         for p, k in ((e.a, e.b), (e.b, e.a)):
             if _key(p) is None or not self.of(p).nonneg() or not self.of(k).positive():
                 continue
@@ -420,8 +420,15 @@ class Ranges:
                 exact = not (isinstance(bound, K.Call) and bound.fn == "max" and K.is_const(bound.args[0], 1))
                 if not exact:
                     bound = bound.args[1]
-                if isinstance(bound, K.Bin) and bound.op in (Op.DIV, Op.DIV_NN) and self.same(bound.b, k):
-                    yield bound.a, k, exact
+                if not (isinstance(bound, K.Bin) and bound.op in (Op.DIV, Op.DIV_NN)):
+                    continue
+                d = bound.b
+                if self.same(d, k):
+                    yield bound.a, k, 1, exact
+                elif isinstance(d, K.Bin) and d.op in (Op.MUL, Op.MUL_NW):
+                    for c, y in ((d.a, d.b), (d.b, d.a)):
+                        if isinstance(c, K.Const) and c.value >= 1 and self.same(y, k):
+                            yield bound.a, k, c.value, exact
 
     def same(self, a: K.Expr, b: K.Expr) -> bool:
         """a and b have the same value: equal, or names bound to equal expressions (two host

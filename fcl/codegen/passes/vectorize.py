@@ -4,7 +4,7 @@ Two rewrites, both only where they are provably exact:
 
 * Grid-stride loops of independent elements are strip-mined.  A loop
   `for (i = global_id; i < n; i += global_size) body` at the top of a kernel
-  (or of a `bounds` version) whose iterations cannot see each other (no
+  (its unchecked version from `bounds` is a kernel of its own) whose iterations cannot see each other (no
   barrier, no atomic, no bounds check, no variable carried from one iteration
   to the next, every store at index `i` exactly, every read at `i` or at an
   index that is the same in every iteration, of a buffer the kernel does not
@@ -235,14 +235,10 @@ class _Facts:
 # ---------------------------------------------------------------- strip-mining grid-stride loops
 
 def _top(stmts, facts: _Facts, names: Names) -> tuple:
-    """The kernel's top-level statements (and those of a `bounds` version, whose condition
-    is the same for the whole launch) with their grid-stride loops strip-mined."""
-    from fcl.codegen.passes.bounds import CHECKED_VERSION
+    """The kernel's top-level statements with their grid-stride loops strip-mined."""
     out = []
     for s in stmts:
-        if isinstance(s, K.If) and s.else_[:1] == (K.Comment(CHECKED_VERSION),):
-            s = K.If(s.cond, _top(s.then, facts, names), _top(s.else_, facts, names))
-        elif isinstance(s, K.For) and _independent(s, stmts, facts):
+        if isinstance(s, K.For) and _independent(s, stmts, facts):
             out.extend(_strip_mine(s, facts, names))
             continue
         out.append(s)
@@ -252,7 +248,7 @@ def _top(stmts, facts: _Facts, names: Names) -> tuple:
 def _independent(loop: K.For, block, facts: _Facts) -> bool:
     """A grid-stride loop whose iterations cannot see each other, with an access at its
     counter to a global int/float buffer; the buffers it writes are not used elsewhere
-    in its `block` (the kernel's body, or one version of it)."""
+    in its `block` (the kernel's body)."""
     if not (loop.start == K.HwId("int", K.Hw.GLOBAL_ID) and loop.step == K.HwId("int", K.Hw.GLOBAL_SIZE)
             and facts.pure(loop.stop)):
         return False
