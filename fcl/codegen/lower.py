@@ -1,8 +1,10 @@
 """Typed AST -> kernel IR, by partial evaluation (a staged interpreter).
 
-Consumes the declarations of a checked program (prelude first), the name of
-an entry point and the concrete types of its arguments; produces a
-`plan.Plan` (the host program and its kernels).  The program is run at compile time over symbolic values:
+Consumes the declarations of a checked program (prelude first), their typed
+core (fcl.types.core: the checker's types, read through an `Inst` carried in
+the environment, never guessed), the name of an entry point and the concrete
+types of its arguments; produces a `plan.Plan` (the host program and its
+kernels).  The program is run at compile time over symbolic values:
 
 * `SScalar`: a kernel-IR expression;
 * `SPull`: a length expression and an index function (Python closure), so
@@ -109,6 +111,8 @@ class Builder:
     """Fresh names, buffers and the kernels of one entry point."""
 
     def __init__(self, hw: dict[str, int], dry: bool = False, checks: bool = True):
+        # dry: a probe whose code is thrown away, only `_host_final_length`'s (it runs a
+        # while's condition and step over lengths alone, to give the host the final length)
         self.hw = hw
         self.dry = dry
         self.checks = checks                    # bounds-check every `index` (see `checked_index`)
