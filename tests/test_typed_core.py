@@ -132,3 +132,20 @@ def test_buffers_never_written_have_their_declared_type(entry, ty):
     plan = fcl.load_file(str(PROGRAM)).compile(entry).plan
     assert plan.body[-1].ty == ty
     assert {b.ty for b in plan.buffers if b.role in ("force", "output")} == {ty}
+
+
+def test_no_dry_run_finds_the_level_of_parts(monkeypatch):
+    """The levels of concat's parts are read from the core; the only dry Builder left is
+    `_host_final_length`'s (a while run over lengths on the host), which `hier` has none of."""
+    from fcl.codegen import lower
+    made = []
+    original = lower.Builder.__init__
+
+    def counting(self, hw, dry=False, checks=True):
+        made.append(dry)
+        original(self, hw, dry, checks)
+    monkeypatch.setattr(lower.Builder, "__init__", counting)
+    prog = fcl.load_file(str(PROGRAM.with_name("concat_levels.fcl")))
+    prog.compile("hier").plan
+    prog.compile("warpsInBlock").plan
+    assert made == [False, False]

@@ -364,7 +364,7 @@ class Lowerer:
             inst = ty if isinstance(ty, C.Inst) else C.Inst(self.core).for_decl(d, ty)
             return self.ev(ctx, {SCOPE: k, INST: inst}, d.value)
         if name in TYPED:
-            prim = TYPED[name](C.result(ty), name)
+            prim = TYPED[name](ty, name)
             return with_span(prim, span)
         if name in self.prims:
             prim = self.prims[name]
@@ -1332,23 +1332,32 @@ def interleave(ctx, n, f, parts, level: int):
 
 
 def _elem(fn):
-    """A primitive of type ... -> Pull a (`force`, `while`, `power`), told the scalar a."""
-    def at(res: T.Type, name: str) -> SVal:
-        ty = C.scalar(res.elem, f"the elements of `{name}`")
-        arity = {"force": 1, "while": 3, "power": 3}[name]
-        return curried(arity, lambda ctx, *args: fn(ctx, *args, ty), name)
+    """A primitive of type ... -> Push l a -> Pull a (`force`, `while`, `power`) at the
+    type `t` of its occurrence: told the scalar a; the level l checks the array's."""
+    def at(t: T.Type, name: str) -> SVal:
+        params = C.params(t)
+        ty = C.scalar(C.result(t).elem, f"the elements of `{name}`")
+        level = C.depth(params[-1].level, f"the array `{name}` takes")
+
+        def run(ctx, *args):
+            if args[-1].level != level:
+                raise CompilerBug(f"`{name}` of a {LEVEL_NAMES[args[-1].level]}-level array typed "
+                                  f"{LEVEL_NAMES[level]}-level")
+            return fn(ctx, *args, ty)
+        return curried(len(params), run, name)
     return at
 
 
 def _parts(fn):
-    """`concat`/`interleave` (result Push a (1+l)), told the level of the result."""
-    def at(res: T.Type, name: str) -> SVal:
-        level = C.depth(res.level, f"the result of `{name}`")
-        return curried({"concat": 2, "interleave": 3}[name], lambda ctx, *args: fn(ctx, *args, level), name)
+    """`concat`/`interleave` (result Push a (1+l)) at the type `t` of its occurrence:
+    told the level of the result (its parts' are checked against l by `parts_scheme`)."""
+    def at(t: T.Type, name: str) -> SVal:
+        level = C.depth(C.result(t).level, f"the result of `{name}`")
+        return curried(len(C.params(t)), lambda ctx, *args: fn(ctx, *args, level), name)
     return at
 
 
-# the primitives whose lowering reads their type at the occurrence (core.result of it)
+# the primitives whose lowering reads the type of their occurrence
 TYPED = {"force": _elem(force), "while": _elem(while_loop), "power": _elem(power_loop),
          "concat": _parts(concat), "interleave": _parts(interleave)}
 

@@ -256,6 +256,15 @@ def depth(level: Level, what: str) -> int:
     return d
 
 
+def params(t: Type) -> list[Type]:
+    """The parameter types of a (curried) function type."""
+    out = []
+    while isinstance(t, TFunT):
+        out.append(t.arg)
+        t = t.res
+    return out
+
+
 def result(t: Type) -> Type:
     """The final result of a (curried) function type."""
     while isinstance(t, TFunT):
