@@ -9,6 +9,7 @@ import fcl
 from fcl.codegen.lower import lower_entry
 from fcl.errors import CompilerBug
 from fcl.syntax import ast as A
+from fcl.syntax import parse_program
 from fcl.types import core as C
 from fcl.types.types import BLOCK, BOOL, DOUBLE, FLOAT, GRID, INT, THREAD, WARP, TFunT, TPullT, TPushT
 
@@ -149,3 +150,13 @@ def test_no_dry_run_finds_the_level_of_parts(monkeypatch):
     prog.compile("hier").plan
     prog.compile("warpsInBlock").plan
     assert made == [False, False]
+
+
+def test_an_extended_program_keeps_a_flat_core(prog):
+    """The REPL extends its program once per line: the chain of cores stays flat."""
+    p = prog
+    for k in range(5):
+        p = p.extend(parse_program(f"fun h{k} x = x + {k}\n", "repl").decls)
+    assert all(not part.parts for part in p.core.parts)
+    assert len(p.core.parts) == 1 + 1 + 5      # the prelude's, the program's, five lines
+    assert p.compile("g").plan.body[-1].ty == "double"

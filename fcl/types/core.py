@@ -93,15 +93,16 @@ class TypedCore:
         self.lams.update(d.lams)
 
     def then(self, other: "TypedCore") -> "TypedCore":
-        """This core followed by `other` (a program after the prelude, an extension)."""
-        return TypedCore(parts=(self, other))
+        """This core followed by `other` (a program after the prelude, an extension);
+        a flat chain of the cores that hold tables, however often the REPL extends it."""
+        return TypedCore(parts=self._leaves() + other._leaves())
+
+    def _leaves(self) -> tuple:
+        return self.parts + ((self,) if self.decls else ())
 
     def _find(self, table: str, key: int):
-        hit = getattr(self, table).get(key)
-        if hit is not None:
-            return hit
-        for p in reversed(self.parts):
-            hit = p._find(table, key)
+        for core in (self,) + self.parts[::-1]:
+            hit = getattr(core, table).get(key)
             if hit is not None:
                 return hit
         return None
