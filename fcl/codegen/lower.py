@@ -469,7 +469,9 @@ INST = "\0inst"      # env key: the `core.Inst` giving the concrete types of the
 @dataclass
 class PolyLet:
     """The binding of a `let` that the checker generalised: its value is lowered at each
-    use under the instance that use needs (a compile-time function, so no code is lost)."""
+    use, where the use is, under the instance that use needs, as if inlined there.  Such
+    values are functions (or empty arrays), so this costs no code; only a function that
+    does work before it takes its last argument would do that work once per use."""
     let: A.Let
     env: dict
 
