@@ -28,23 +28,20 @@ Every type the lowering looks up is then concrete (`Inst.scalar`,
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from fcl.errors import CompilerBug
 from fcl.types.types import (INT, THREAD, LSucc, LVarT, LZero, Level, TCon, TFunT, TLevelFunT,
                              TPairT, TPullT, TPushT, TVarT, Type, level_depth)
 from fcl.types.unify import is_flexible, level_vars, substitute, type_vars
 
 
-@dataclass
 class DeclTypes:
     """The recorded types of one declaration (see the module docstring); keeps `decl`
-    alive, so the node ids its tables are keyed by stay unique."""
-    decl: object
-    type: Type
-    vars: dict[int, Type] = field(default_factory=dict)
-    lets: dict[int, tuple[Type, frozenset, frozenset]] = field(default_factory=dict)
-    lams: dict[int, str] = field(default_factory=dict)
+    alive, so the node ids its tables are keyed by stay unique.  (Plain classes here:
+    dataclasses would cost `import fcl` a few milliseconds.)"""
+    __slots__ = ("decl", "type", "vars", "lets", "lams")
+
+    def __init__(self, decl, type_: Type, vars_: dict, lets: dict, lams: dict):
+        self.decl, self.type, self.vars, self.lets, self.lams = decl, type_, vars_, lets, lams
 
 
 def finish_decl(decl, sub, body: Type, var_types, lets, lams) -> DeclTypes:
@@ -142,13 +139,13 @@ def level_of_depth(depth: int) -> Level:
     return lv
 
 
-@dataclass(frozen=True)
 class Inst:
     """Concrete types and levels for the variables of the declaration (and the `let`s
     and `fn <l>`s around) whose body is being lowered."""
-    core: TypedCore
-    tmap: dict = field(default_factory=dict)
-    lmap: dict = field(default_factory=dict)
+    __slots__ = ("core", "tmap", "lmap")
+
+    def __init__(self, core: TypedCore, tmap: dict | None = None, lmap: dict | None = None):
+        self.core, self.tmap, self.lmap = core, tmap or {}, lmap or {}
 
     def resolve(self, t: Type) -> Type:
         return substitute(t, self.tmap, self.lmap)
