@@ -58,7 +58,8 @@ class Program:
         new.ast = A.Program(tuple(self.ast.decls) + decls, self.ast.span)
         new.prelude = self.prelude
         schemes = {**self.checked.schemes, **added.schemes}
-        new.checked = CheckedProgram(schemes, added.env, list(self.checked.decls) + list(added.decls))
+        new.checked = CheckedProgram(schemes, added.env, list(self.checked.decls) + list(added.decls),
+                                     self.checked.core.then(added.core))
         new.decls = self.decls + decls
         new._evaluators, self._evaluators = self._evaluators, {}
         for ev in new._evaluators.values():
@@ -66,6 +67,12 @@ class Program:
         return new
 
     # ------------------------------------------------------------ types
+
+    @property
+    def core(self):
+        """The typed core of `decls` (the prelude's and this program's), for the lowering."""
+        from fcl.types.infer import prelude_core
+        return prelude_core().then(self.checked.core) if self.prelude else self.checked.core
 
     def names(self) -> list[str]:
         """The program's own declarations, in order."""
@@ -353,7 +360,8 @@ class Kernel:
         if key not in self._builds:
             plan, spans = lower_entry(list(self.program.decls), self.name, list(arg_types), self.hw,
                                       self.program.span_of(self.name), dict(static), self.param_names,
-                                      self.launch_groups, bounds_checks=self.options.bounds_checks)
+                                      self.launch_groups, bounds_checks=self.options.bounds_checks,
+                                      core=self.program.core)
             plan, dumps = run_pipeline(plan, self.options)
             self._builds[key] = Build(plan, render(plan), spans, dumps)
         return self._builds[key]

@@ -1,8 +1,10 @@
 """Typed AST -> kernel IR, by partial evaluation (a staged interpreter).
 
-Consumes the declarations of a checked program (prelude first), the name of
-an entry point and the concrete types of its arguments; produces a
-`plan.Plan` (the host program and its kernels).  The program is run at compile time over symbolic values:
+Consumes the declarations of a checked program (prelude first), their typed
+core (fcl.types.core: the checker's types, read through an `Inst` carried in
+the environment, never guessed), the name of an entry point and the concrete
+types of its arguments; produces a `plan.Plan` (the host program and its
+kernels).  The program is run at compile time over symbolic values:
 
 * `SScalar`: a kernel-IR expression;
 * `SPull`: a length expression and an index function (Python closure), so
@@ -27,6 +29,7 @@ from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 from fcl.errors import CompileError, CompilerBug, FCLError, Span
 from fcl.syntax import ast as A
+from fcl.types import core as C
 from fcl.types import types as T
 from fcl.types.printer import format_type
 
@@ -89,7 +92,8 @@ class SLevel(SVal):
 
 @dataclass
 class BufRec:
-    """A buffer being built; its element type is learned from the first store."""
+    """A buffer being built; its element type comes from the typed core (or is the
+    fixed type of a buffer of the compiler's own: flags, guards, carried scalars)."""
     name: str
     space: str
     size: K.Expr
@@ -107,6 +111,8 @@ class Builder:
     """Fresh names, buffers and the kernels of one entry point."""
 
     def __init__(self, hw: dict[str, int], dry: bool = False, checks: bool = True):
+        # dry: a probe whose code is thrown away, only `_host_final_length`'s (it runs a
+        # while's condition and step over lengths alone, to give the host the final length)
         self.hw = hw
         self.dry = dry
         self.checks = checks                    # bounds-check every `index` (see `checked_index`)
@@ -166,9 +172,10 @@ class Builder:
         self.counter += 1
         return f"{prefix}{self.counter}"
 
-    def buffer(self, space: str, size: K.Expr, origin: str, role: str, per: str = "", prefix: str = "") -> BufRec:
+    def buffer(self, space: str, size: K.Expr, origin: str, role: str, per: str = "", prefix: str = "",
+               ty: str = "") -> BufRec:
         rec = BufRec(self.fresh(prefix or {"global": "g", "local": "l", "private": "p"}[space]),
-                     space, size, origin, self.span, role, per)
+                     space, size, origin, self.span, role, per, ty)
         self.bufs[rec.name] = rec
         if not self.dry:
             {"global": self.globals, "local": self.locals, "private": self.privates}[space].append(rec)
@@ -303,7 +310,8 @@ def origin_of(span: Span | None, what: str) -> str:
 class Lowerer:
     """Runs declarations over symbolic values."""
 
-    def __init__(self, decls, hw: dict[str, int]):
+    def __init__(self, decls, hw: dict[str, int], core: C.TypedCore):
+        self.core = core
         self.decls: dict[str, list[tuple[int, A.Val]]] = {}
         vals = [d for d in decls if isinstance(d, A.Val)]
         for k, d in enumerate(vals):
@@ -337,17 +345,27 @@ class Lowerer:
 
     def ev_Var(self, ctx, env, e):
         if e.name in env:
-            return env[e.name]
-        return self.global_value(ctx, e.name, e.span, env.get(SCOPE, self.end))
+            value = env[e.name]
+            if isinstance(value, PolyLet):      # a polymorphic let's value, at this use's types
+                let_env = value.env
+                inst = let_env[INST].for_let(value.let, env[INST].at(e))
+                return ctx.share(self.ev(ctx, {**let_env, INST: inst}, value.let.value))
+            return value
+        return self.global_value(ctx, e.name, e.span, env[INST].at(e), env.get(SCOPE, self.end))
 
-    def global_value(self, ctx, name, span, limit=None):
+    def global_value(self, ctx, name, span, ty: T.Type | C.Inst, limit=None):
         """The value of declaration `name` as seen from before declaration number `limit`
-        (a declaration sees the earlier ones only; a later one may shadow a name)."""
+        (a declaration sees the earlier ones only; a later one may shadow a name), at type
+        `ty` (the concrete type of the occurrence; for the entry point, its instance)."""
         limit = self.end if limit is None else limit
         seen = [(k, d) for k, d in self.decls.get(name, ()) if k < limit]
         if seen:
             k, d = seen[-1]
-            return self.ev(ctx, {SCOPE: k}, d.value)
+            inst = ty if isinstance(ty, C.Inst) else C.Inst(self.core).for_decl(d, ty)
+            return self.ev(ctx, {SCOPE: k, INST: inst}, d.value)
+        if name in TYPED:
+            prim = TYPED[name](ty, name)
+            return with_span(prim, span)
         if name in self.prims:
             prim = self.prims[name]
             return with_span(prim, span) if name in SPANNED else prim
@@ -359,8 +377,10 @@ class Lowerer:
         return SFun(f, e.param)
 
     def ev_LevelLam(self, ctx, env, e):
+        rigid = self.core.rigid_level(e)
+
         def f(c, lvl, env=env, e=e):
-            return self.ev(c, {**env, e.lvar: SLevel(lvl)}, e.body)
+            return self.ev(c, {**env, e.lvar: SLevel(lvl), INST: env[INST].with_level(rigid, lvl)}, e.body)
         return SLevelFun(f)
 
     def ev_App(self, ctx, env, e):
@@ -398,6 +418,9 @@ class Lowerer:
         return value.level
 
     def ev_Let(self, ctx, env, e):
+        _, tq, lq = self.core.let_info(e)
+        if tq or lq:        # polymorphic: lowered at each use, at that use's types (`ev_Var`)
+            return self.ev(ctx, {**env, e.name: PolyLet(e, env)}, e.body)
         value = self.ev(ctx, env, e.value)
         if isinstance(value, SScalar):
             value = SScalar(ctx.bind(value.e))
@@ -414,6 +437,8 @@ class Lowerer:
         return SPair(self.ev(ctx, env, e.fst), self.ev(ctx, env, e.snd))
 
     def ev_ArrayLit(self, ctx, env, e):
+        if not e.elems:     # `[]`: any read is out of range; a value of its type stands in
+            return empty_array(env[INST].at(e).elem)
         elems = [self.ev(ctx, env, x) for x in e.elems]
         return literal_array(elems)
 
@@ -438,6 +463,17 @@ class Lowerer:
 
 
 SCOPE = "\0scope"    # env key: the number of the declaration whose body is evaluated
+INST = "\0inst"      # env key: the `core.Inst` giving the concrete types of the code evaluated
+
+
+@dataclass
+class PolyLet:
+    """The binding of a `let` that the checker generalised: its value is lowered at each
+    use, where the use is, under the instance that use needs, as if inlined there.  Such
+    values are functions (or empty arrays), so this costs no code; only a function that
+    does work before it takes its last argument would do that work once per use."""
+    let: A.Let
+    env: dict
 
 
 BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "div": "div", "%": "mod", "mod": "mod",
@@ -485,6 +521,21 @@ def literal_array(elems: list[SVal]) -> SPull:
             result = merge_pure(K.binop("eq", i, K.cint(k)), elems[k], result)
         return result
     return SPull(K.cint(len(elems)), at)
+
+
+def empty_array(elem: T.Type) -> SPull:
+    """An empty pull array of `elem`: its index function gives zeros of that type."""
+    return SPull(K.cint(0), lambda ctx, i: zero_value(elem))
+
+
+def zero_value(t: T.Type) -> SVal:
+    if isinstance(t, T.TCon):
+        return SScalar(K.Const(t.name, _zero(t.name)))
+    if isinstance(t, T.TPairT):
+        return SPair(zero_value(t.fst), zero_value(t.snd))
+    if isinstance(t, T.TPullT):
+        return empty_array(t.elem)
+    raise CompilerBug(f"the typed core gives an empty array literal elements of type {format_type(t)}")
 
 
 # ---------------------------------------------------------------- conditionals
@@ -704,21 +755,11 @@ def reuse_barrier(body: Ctx, level: int, p: K.Expr, count: K.Expr):
         body.emit(barrier)
 
 
-def level_of_parts(ctx: Ctx, parts: SPull) -> int:
-    """The level of the push arrays in `parts`, found by a dry run of part 0."""
-    probe = Ctx(Builder(ctx.b.hw, dry=True), GRID, [])
-    probe.b.counter = ctx.b.counter + 100000
-    probe.b.span = ctx.b.span
-    part = parts.at(probe, K.Var("int", "probe_part"))
-    if not isinstance(part, SPush):
-        raise CompilerBug("concat of something that is not an array of push arrays")
-    return part.level
-
-
 # ---------------------------------------------------------------- memory: force and while
 
-def placement(ctx: Ctx, level: int, n: K.Expr, what: str, role: str):
-    """Allocate memory for a `level`-level array of n elements: (buffer, base offset expr)."""
+def placement(ctx: Ctx, level: int, n: K.Expr, what: str, role: str, ty: str):
+    """Allocate memory for a `level`-level array of n elements of type `ty`: (buffer,
+    base offset expr)."""
     b = ctx.b
     origin = origin_of(b.span, what)
     if not b.dry and not b.host_computable(n):
@@ -726,29 +767,31 @@ def placement(ctx: Ctx, level: int, n: K.Expr, what: str, role: str):
                         f"values computed inside the kernel; the host must know it to allocate memory",
                         ["make the size depend only on the arguments and constants"])
     if level == GRID:
-        return b.buffer("global", n, origin, role), K.cint(0)
+        return b.buffer("global", n, origin, role, ty=ty), K.cint(0)
     if level == BLOCK:
-        return b.buffer("local", n, origin, role), K.cint(0)
+        return b.buffer("local", n, origin, role, ty=ty), K.cint(0)
     if level == WARP:
-        rec = b.buffer("local", n, origin, role, per="warp")
+        rec = b.buffer("local", n, origin, role, per="warp", ty=ty)
         return rec, K.mul(K.HwId("int", "wid"), n)
     if isinstance(n, K.Const) and n.value <= PRIVATE_MAX:
-        return b.buffer("private", n, origin, role), K.cint(0)
-    rec = b.buffer("local", n, origin, role, per="thread")
+        return b.buffer("private", n, origin, role, ty=ty), K.cint(0)
+    rec = b.buffer("local", n, origin, role, per="thread", ty=ty)
     return rec, K.mul(K.HwId("int", "lid"), n)
 
 
 def store_writer(rec: BufRec, base: K.Expr):
+    if not rec.ty:
+        raise CompilerBug(f"buffer {rec.name} ({rec.origin}) has no element type")
+
     def w(ctx, i, v: SScalar):
-        if rec.ty and rec.ty != v.e.ty:
-            raise CompilerBug(f"buffer {rec.name} written with {v.e.ty} and {rec.ty}")
-        rec.ty = v.e.ty
+        if rec.ty != v.e.ty:
+            raise CompilerBug(f"buffer {rec.name} of {rec.ty} written with {v.e.ty}")
         ctx.emit(K.Store(rec.name, K.add(base, i), v.e))
     return w
 
 
-def reader(rec_name: str, base: K.Expr, n: K.Expr, ty_of: Callable) -> SPull:
-    return SPull(n, lambda ctx, i: SScalar(K.Load(ty_of(), rec_name, K.add(base, i))))
+def reader(rec_name: str, base: K.Expr, n: K.Expr, ty: str) -> SPull:
+    return SPull(n, lambda ctx, i: SScalar(K.Load(ty, rec_name, K.add(base, i))))
 
 
 def sync(ctx: Ctx, level: int, why: str):
@@ -756,23 +799,23 @@ def sync(ctx: Ctx, level: int, why: str):
         ctx.emit(K.Barrier(why))
 
 
-def force(ctx: Ctx, arr: SPush) -> SPull:
-    """Materialise a push array where its level says (registers, local, global)."""
+def force(ctx: Ctx, arr: SPush, ty: str) -> SPull:
+    """Materialise a push array of `ty` where its level says (registers, local, global)."""
     if WARP <= arr.level <= BLOCK and ctx.level < arr.level and ctx.elem is not None:
-        return collective_force(ctx, arr)
+        return collective_force(ctx, arr, ty)
     check_level(ctx, arr.level, "force")
     if arr.level == GRID and not ctx.top:
         raise ctx.error("a grid-level array can only be forced at the top level of a kernel, "
                         "not inside a part of a concat or inside per-element work")
-    rec, base = placement(ctx, arr.level, arr.n, "force", "force")
+    rec, base = placement(ctx, arr.level, arr.n, "force", "force", ty)
     arr.run(ctx, store_writer(rec, base))
     if arr.level == GRID:
         ctx.b.split_kernel()
     sync(ctx, arr.level, rec.origin)
-    return reader(rec.name, base, arr.n, lambda: rec.ty or "int")
+    return reader(rec.name, base, arr.n, ty)
 
 
-def collective_force(ctx: Ctx, arr: SPush) -> SPull:
+def collective_force(ctx: Ctx, arr: SPush, ty: str) -> SPull:
     """A block- or warp-level force inside the per-element work of a block-level push
     (or a sequential loop in it): the work-items of the block compute the array together,
     between two barriers, in a round that every work-item runs (see `push_scheme`).  The
@@ -788,7 +831,7 @@ def collective_force(ctx: Ctx, arr: SPush) -> SPull:
                 "every work-item would reach its barriers",
                 ["make the loop count or condition depend only on values every work-item shares "
                  "(arguments, the part index, loop counters of such loops)"])
-    rec, base = placement(ctx, arr.level, arr.n, "force", "force")
+    rec, base = placement(ctx, arr.level, arr.n, "force", "force", ty)
     work = Ctx(ctx.b, arr.level, [])
     arr.run(work, store_writer(rec, base))
     names = sorted({n for st in K.walk_stmts(work.stmts) for x in _stmt_exprs(st)
@@ -806,7 +849,7 @@ def collective_force(ctx: Ctx, arr: SPush) -> SPull:
     for st in work.stmts:
         ctx.emit(st)
     ctx.emit(K.Barrier(rec.origin))
-    return reader(rec.name, base, arr.n, lambda: rec.ty or "int")
+    return reader(rec.name, base, arr.n, ty)
 
 
 def _names(names, e: ElemLoop | None = None) -> str:
@@ -829,19 +872,19 @@ def _stmt_exprs(st: K.Stmt):
             yield v
 
 
-def while_loop(ctx: Ctx, cond: SVal, step: SVal, init: SPush) -> SPull:
+def while_loop(ctx: Ctx, cond: SVal, step: SVal, init: SPush, ty: str) -> SPull:
     """`while cond step init`: force init, then step between two buffers while cond holds."""
     level = init.level
     check_level(ctx, level, "loop over")
     if level == GRID and not ctx.top:
         raise ctx.error("a grid-level while can only run at the top level of a kernel")
-    bufs = [placement(ctx, level, init.n, "while", "while") for _ in range(2)]
+    bufs = [placement(ctx, level, init.n, "while", "while", ty) for _ in range(2)]
     (ra, base), (rb, _) = bufs
     init.run(ctx, store_writer(ra, base))
     _boundary(ctx, level, ra.origin)
     cur, other, n = ra, rb, init.n
     for _ in range(WHILE_UNROLL_MAX):
-        arr = reader(cur.name, base, n, lambda cur=cur: cur.ty or "int")
+        arr = reader(cur.name, base, n, ty)
         probe = ctx.sub()
         c = as_scalar(ctx, apply(probe, cond, arr)).e
         if not isinstance(c, K.Const):
@@ -850,8 +893,6 @@ def while_loop(ctx: Ctx, cond: SVal, step: SVal, init: SPush) -> SPull:
             return arr
         nxt = apply(ctx, step, arr)
         _check_step(ctx, nxt, level, init.n)
-        if cur.ty:
-            other.ty = cur.ty
         nxt.run(ctx, store_writer(other, base))
         _boundary(ctx, level, other.origin)
         cur, other, n = other, cur, nxt.n
@@ -880,8 +921,7 @@ def _dynamic_while(ctx, cond, step, bufs, base, n, level) -> SPull:
     if level == GRID:
         return _host_while(ctx, cond, step, bufs, n)
     cur, other = bufs
-    ty = cur.ty or other.ty or "int"
-    cur.ty = other.ty = ty
+    ty = cur.ty
     b = ctx.b
     final = _host_final_length(ctx, cond, step, n, level, ty, cur.name)
     length, pc, po = b.fresh("len"), b.fresh("cur"), b.fresh("nxt")
@@ -889,7 +929,7 @@ def _dynamic_while(ctx, cond, step, bufs, base, n, level) -> SPull:
     ctx.emit(K.DeclVar(length, n))
     ctx.emit(K.DeclPtr(pc, space, ty, cur.name))
     ctx.emit(K.DeclPtr(po, space, ty, other.name))
-    arr = reader(pc, base, K.Var("int", length), lambda: ty)
+    arr = reader(pc, base, K.Var("int", length), ty)
     head = ctx.sub()
     c = as_scalar(ctx, apply(head, cond, arr)).e
     body = ctx.sub(guard=c)
@@ -904,8 +944,8 @@ def _dynamic_while(ctx, cond, step, bufs, base, n, level) -> SPull:
         if not isinstance(going, K.Var):
             going = K.Var("bool", b.fresh("going"))
             head.emit(K.Let(going.name, c))
-        flag = b.buffer("local", K.cint(1), origin_of(b.span, "while (any warp still stepping)"), "while")
-        flag.ty = "int"
+        flag = b.buffer("local", K.cint(1), origin_of(b.span, "while (any warp still stepping)"), "while",
+                        ty="int")
         anyv = b.fresh("anygoing")
         head.emit(K.If(K.binop("eq", K.HwId("int", "lid"), K.cint(0)), (K.Store(flag.name, K.cint(0), K.cint(0)),)))
         head.emit(K.Barrier("reset the while flag"))
@@ -920,7 +960,7 @@ def _dynamic_while(ctx, cond, step, bufs, base, n, level) -> SPull:
         for u in updates:
             body.emit(u)
         _guarded_loop(ctx, tuple(head.stmts), c, tuple(body.stmts), cur.name, K.Var("int", length))
-    return reader(pc, base, final if final is not None else K.Var("int", length), lambda: ty)
+    return reader(pc, base, final if final is not None else K.Var("int", length), ty)
 
 
 def _host_final_length(ctx, cond, step, n, level, ty, origin: str):
@@ -938,7 +978,7 @@ def _host_final_length(ctx, cond, step, n, level, ty, origin: str):
     probe.counter = b.counter + 100000
     probe.span = b.span
     pctx = Ctx(probe, level, [])
-    arr = reader("probe", K.cint(0), var, lambda: ty)
+    arr = reader("probe", K.cint(0), var, ty)
     try:
         c = as_scalar(pctx, apply(pctx, cond, arr)).e
         nxt = apply(pctx, step, arr)
@@ -974,8 +1014,7 @@ def _guarded_loop(ctx, head, cond, body, holder: str, length=None):
     if b.dry:
         return
     if b.guard is None:
-        b.guard = b.buffer("global", K.cint(1), "device while guard", "guard", prefix="guard")
-        b.guard.ty = "int"
+        b.guard = b.buffer("global", K.cint(1), "device while guard", "guard", prefix="guard", ty="int")
     if holder not in b.guarded:
         b.guarded.append(holder)
     bit = K.cint(1 << min(b.guarded.index(holder), 29))
@@ -990,19 +1029,17 @@ def _host_while(ctx, cond, step, bufs, n) -> SPull:
     global buffers in turn; the length lives in a host variable passed to kernels."""
     b = ctx.b
     cur, other = bufs
-    ty = cur.ty or "int"
-    other.ty = ty
+    ty = cur.ty
     length = b.fresh("hlen")
     b.params.add(length)
     b.host_vars.append(K.Param(length, "int"))
-    pc = b.buffer("global", cur.size, cur.origin, "alias", prefix="cur")
-    po = b.buffer("global", cur.size, cur.origin, "alias", prefix="nxt")
-    pc.ty = po.ty = ty
+    pc = b.buffer("global", cur.size, cur.origin, "alias", prefix="cur", ty=ty)
+    po = b.buffer("global", cur.size, cur.origin, "alias", prefix="nxt", ty=ty)
     b.split_kernel()
     outer = b.host
     outer += [P.Bind(pc.name, cur.name), P.Bind(po.name, other.name), P.SetVar(length, n)]
     head_host = b.host = []
-    arr = reader(pc.name, K.cint(0), K.Var("int", length), lambda: ty)
+    arr = reader(pc.name, K.cint(0), K.Var("int", length), ty)
     head = Ctx(b, GRID, [])
     c = as_scalar(ctx, apply(head, cond, arr)).e
     if not head.stmts and b.host_computable(c):
@@ -1010,8 +1047,8 @@ def _host_while(ctx, cond, step, bufs, n) -> SPull:
     else:
         go = b.fresh("go")
         b.host_vars.append(K.Param(go, "int"))
-        flag = b.buffer("global", K.cint(1), origin_of(b.span, "while condition"), "flag", prefix="flag")
-        flag.ty = "int"
+        flag = b.buffer("global", K.cint(1), origin_of(b.span, "while condition"), "flag", prefix="flag",
+                        ty="int")
         head.emit(K.Store(flag.name, K.cint(0), K.select(c, K.cint(1), K.cint(0))))
         ctx.emit(K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)), tuple(head.stmts)))
         b.split_kernel()
@@ -1041,7 +1078,7 @@ def hoist_allocs(b: Builder, stmts: list, varying: set) -> list:
     return out
 
 
-def power_loop(ctx: Ctx, count: SScalar, step: SVal, init: SPush) -> SPull:
+def power_loop(ctx: Ctx, count: SScalar, step: SVal, init: SPush, ty: str) -> SPull:
     """`power n step init`: force init, then step n times between two buffers; step i
     gets the iteration number.  A constant count unrolls (sizes stay constants); else
     a loop in the kernel that every work-item of the unit runs equally often."""
@@ -1050,22 +1087,20 @@ def power_loop(ctx: Ctx, count: SScalar, step: SVal, init: SPush) -> SPull:
     n = count.e
     if level == GRID and not ctx.top:
         raise ctx.error("a grid-level power can only run at the top level of a kernel")
-    bufs = [placement(ctx, level, init.n, "power", "while") for _ in range(2)]
+    bufs = [placement(ctx, level, init.n, "power", "while", ty) for _ in range(2)]
     (ra, base), (rb, _) = bufs
     init.run(ctx, store_writer(ra, base))
     _boundary(ctx, level, ra.origin)
     if isinstance(n, K.Const) and n.value <= WHILE_UNROLL_MAX:
         cur, other, size = ra, rb, init.n
         for k in range(n.value):
-            arr = reader(cur.name, base, size, lambda cur=cur: cur.ty or "int")
+            arr = reader(cur.name, base, size, ty)
             nxt = apply2(ctx, step, SScalar(K.cint(k)), arr)
             _check_step(ctx, nxt, level, init.n)
-            if cur.ty:
-                other.ty = cur.ty
             nxt.run(ctx, store_writer(other, base))
             _boundary(ctx, level, other.origin)
             cur, other, size = other, cur, nxt.n
-        return reader(cur.name, base, size, lambda cur=cur: cur.ty or "int")
+        return reader(cur.name, base, size, ty)
     if level == GRID:
         return _host_power(ctx, n, step, (ra, rb), init.n)
     if level == WARP and not ctx.b.dry and not ctx.b.host_computable(n):
@@ -1073,14 +1108,12 @@ def power_loop(ctx: Ctx, count: SScalar, step: SVal, init: SPush) -> SPull:
                         "depend on the arguments only): every warp must take the same number of "
                         "steps, because each step ends with a work-group barrier")
     cur, other = ra, rb
-    ty = cur.ty or other.ty or "int"
-    cur.ty = other.ty = ty
     b = ctx.b
     length, pc, po, it = b.fresh("len"), b.fresh("cur"), b.fresh("nxt"), b.fresh("it")
     ctx.emit(K.DeclVar(length, init.n))
     ctx.emit(K.DeclPtr(pc, cur.space, ty, cur.name))
     ctx.emit(K.DeclPtr(po, cur.space, ty, other.name))
-    arr = reader(pc, base, K.Var("int", length), lambda: ty)
+    arr = reader(pc, base, K.Var("int", length), ty)
     body = ctx.sub(guard=n)
     nxt = apply2(body, step, SScalar(K.Var("int", it)), arr)
     _check_step(ctx, nxt, level, K.Var("int", length))
@@ -1090,7 +1123,7 @@ def power_loop(ctx: Ctx, count: SScalar, step: SVal, init: SPush) -> SPull:
     body.emit(K.Assign(length, new_len))
     body.emit(K.SwapPtr(pc, po))
     ctx.emit(K.SeqFor(it, n, tuple(body.stmts)))
-    return reader(pc, base, K.Var("int", length), lambda: ty)
+    return reader(pc, base, K.Var("int", length), ty)
 
 
 def _host_power(ctx, n, step, bufs, size) -> SPull:
@@ -1101,20 +1134,18 @@ def _host_power(ctx, n, step, bufs, size) -> SPull:
         raise ctx.error("the step count of a grid-level power must be known to the host (it may "
                         "depend on the arguments only)")
     cur, other = bufs
-    ty = cur.ty or "int"
-    other.ty = ty
+    ty = cur.ty
     length, it = b.fresh("hlen"), b.fresh("hit")
     b.params |= {length, it}
     b.host_vars += [K.Param(length, "int"), K.Param(it, "int")]
-    pc = b.buffer("global", cur.size, cur.origin, "alias", prefix="cur")
-    po = b.buffer("global", cur.size, cur.origin, "alias", prefix="nxt")
-    pc.ty = po.ty = ty
+    pc = b.buffer("global", cur.size, cur.origin, "alias", prefix="cur", ty=ty)
+    po = b.buffer("global", cur.size, cur.origin, "alias", prefix="nxt", ty=ty)
     b.split_kernel()
     outer = b.host
     outer += [P.Bind(pc.name, cur.name), P.Bind(po.name, other.name), P.SetVar(length, size),
               P.SetVar(it, K.cint(0))]
     body_host = b.host = []
-    arr = reader(pc.name, K.cint(0), K.Var("int", length), lambda: ty)
+    arr = reader(pc.name, K.cint(0), K.Var("int", length), ty)
     nxt = apply2(ctx, step, SScalar(K.Var("int", it)), arr)
     _check_step(ctx, nxt, GRID, K.Var("int", length))
     if not b.host_computable(nxt.n):
@@ -1266,21 +1297,6 @@ def primitives() -> dict[str, SVal]:
     def push(ctx, level):
         return SFun(lambda c, arr: push_scheme(level, arr, span(c)), "push")
 
-    def concat(ctx, n, parts):
-        level = level_of_parts(ctx, parts) + 1
-        if level > GRID:
-            raise ctx.error("concat would need a level above grid")
-        return parts_scheme(level, n.e, parts, lambda c, p, j: K.add(K.mul(p, n.e), j), span(ctx))
-
-    def interleave(ctx, n, f, parts):
-        level = level_of_parts(ctx, parts) + 1
-        if level > GRID:
-            raise ctx.error("interleave would need a level above grid")
-
-        def place(c, p, j):
-            return as_scalar(c, apply(c, f, SPair(SScalar(p), SScalar(j)))).e
-        return parts_scheme(level, n.e, parts, place, span(ctx))
-
     prims = {
         "generate": curried(2, generate, "generate"),
         "lengthPull": curried(1, lambda c, a: SScalar(a.n), "lengthPull"),
@@ -1290,12 +1306,7 @@ def primitives() -> dict[str, SVal]:
         "mapPush": curried(2, map_push, "mapPush"),
         "zipWithPush": curried(3, zip_with_push, "zipWithPush"),
         "push": SLevelFun(push),
-        "force": curried(1, force, "force"),
-        "concat": curried(2, concat, "concat"),
-        "interleave": curried(3, interleave, "interleave"),
-        "while": curried(3, while_loop, "while"),
         "foldl": curried(3, foldl, "foldl"),
-        "power": curried(3, power_loop, "power"),
         "seqfor": curried(3, seqfor, "seqfor"),
         "fst": curried(1, lambda c, p: p.a, "fst"),
         "snd": curried(1, lambda c, p: p.b, "snd"),
@@ -1311,6 +1322,48 @@ def primitives() -> dict[str, SVal]:
     return prims
 
 
+def concat(ctx, n, parts, level: int):
+    """`concat n parts` whose parts the typed core puts at `level` - 1."""
+    return parts_scheme(level, n.e, parts, lambda c, p, j: K.add(K.mul(p, n.e), j), ctx.b.span)
+
+
+def interleave(ctx, n, f, parts, level: int):
+    def place(c, p, j):
+        return as_scalar(c, apply(c, f, SPair(SScalar(p), SScalar(j)))).e
+    return parts_scheme(level, n.e, parts, place, ctx.b.span)
+
+
+def _elem(fn):
+    """A primitive of type ... -> Push l a -> Pull a (`force`, `while`, `power`) at the
+    type `t` of its occurrence: told the scalar a; the level l checks the array's."""
+    def at(t: T.Type, name: str) -> SVal:
+        params = C.params(t)
+        ty = C.scalar(C.result(t).elem, f"the elements of `{name}`")
+        level = C.depth(params[-1].level, f"the array `{name}` takes")
+
+        def run(ctx, *args):
+            if args[-1].level != level:
+                raise CompilerBug(f"`{name}` of a {LEVEL_NAMES[args[-1].level]}-level array typed "
+                                  f"{LEVEL_NAMES[level]}-level")
+            return fn(ctx, *args, ty)
+        return curried(len(params), run, name)
+    return at
+
+
+def _parts(fn):
+    """`concat`/`interleave` (result Push a (1+l)) at the type `t` of its occurrence:
+    told the level of the result (its parts' are checked against l by `parts_scheme`)."""
+    def at(t: T.Type, name: str) -> SVal:
+        level = C.depth(C.result(t).level, f"the result of `{name}`")
+        return curried(len(C.params(t)), lambda ctx, *args: fn(ctx, *args, level), name)
+    return at
+
+
+# the primitives whose lowering reads the type of their occurrence
+TYPED = {"force": _elem(force), "while": _elem(while_loop), "power": _elem(power_loop),
+         "concat": _parts(concat), "interleave": _parts(interleave)}
+
+
 # ---------------------------------------------------------------- entry points
 
 SCALAR_TYPES = {"int", "float", "double", "bool"}
@@ -1318,13 +1371,17 @@ SCALAR_TYPES = {"int", "float", "double", "bool"}
 
 def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], entry_span=None,
                 static: dict | None = None, names=(), launch_groups: int | None = None,
-                bounds_checks: bool = True):
+                bounds_checks: bool = True, core: C.TypedCore | None = None):
     """Compile declaration `name`, applied to arguments of `arg_types`:
     (Plan, {buffer name: span of the force/while it holds}).  `static`: {position:
     value} of scalar arguments compiled in as constants; `names`: parameter names.
     `launch_groups`: when the program never reads #NumGroups, the most work-groups
-    a launch may take (instead of #NumGroups): a part per work-group up to it."""
-    lw = Lowerer(decls, hw)
+    a launch may take (instead of #NumGroups): a part per work-group up to it.
+    `core`: the checker's types of `decls` (fcl.types.core); by default `decls` are
+    checked for it (the prelude's once per process)."""
+    if core is None:
+        core = core_of(decls)
+    lw = Lowerer(decls, hw, core)
     b = Builder(hw, checks=bounds_checks)
     b.span = entry_span
     ctx = Ctx(b, GRID, None, top=True)
@@ -1333,10 +1390,14 @@ def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], e
     values = [entry_arg(b, t, k, params, args, static, names[k] if k < len(names) else "")
               for k, t in enumerate(arg_types)]
     b.params = {p.name for p in params}
-    value = lw.global_value(ctx, name, entry_span)
+    seen = lw.decls.get(name)
+    if not seen:
+        raise CompileError(f"unbound name `{name}` during compilation", entry_span)
+    inst, result_type = C.entry_inst(core, seen[-1][1], list(arg_types))
+    value = lw.global_value(ctx, name, entry_span, inst)
     for a in values:
         value = apply(ctx, value, a)
-    result = emit_result(ctx, value, name)
+    result = emit_result(ctx, value, name, result_type)
     b.finish()
     if launch_groups and "#NumGroups" not in lw.hw_read:
         hw = dict(hw, **{"#NumGroups": launch_groups})
@@ -1344,6 +1405,20 @@ def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], e
     spans = {n: r.span for n, r in b.bufs.items()}
     spans.update({site_key(k): span for k, span in enumerate(b.sites)})
     return plan, spans
+
+
+def core_of(decls) -> C.TypedCore:
+    """The typed core of `decls` when the caller has none: the prelude's (when `decls`
+    start with its declarations) followed by the rest, checked now."""
+    from fcl.syntax.loader import prelude_decls
+    from fcl.types.infer import builtins_env, check_program, prelude_checked
+    decls = list(decls)
+    pre = prelude_decls()
+    if len(decls) >= len(pre) and all(a is b for a, b in zip(decls, pre)):
+        checked = prelude_checked()
+        rest = check_program(A.Program(tuple(decls[len(pre):])), checked.env)
+        return checked.core.then(rest.core)
+    return check_program(A.Program(tuple(decls)), builtins_env()).core
 
 
 def site_key(k: int) -> str:
@@ -1376,7 +1451,7 @@ def _arg_value(b: Builder, t: T.Type, k: int, path: str, params) -> tuple[SVal, 
         return SPair(a, c), P.PairArg(sa, sc)
     if isinstance(t, T.TPullT) and isinstance(t.elem, T.TCon):
         rec, length = _input_buffer(b, t.elem.name, k, path, params)
-        return reader(rec.name, K.cint(0), length, lambda: t.elem.name), P.ArrayArg(rec.name, length.name, t.elem.name)
+        return reader(rec.name, K.cint(0), length, t.elem.name), P.ArrayArg(rec.name, length.name, t.elem.name)
     if isinstance(t, T.TPullT) and isinstance(t.elem, T.TPairT):
         a, sa = _arg_value(b, T.TPullT(t.elem.fst), k, f"{path}_0", params)
         c, sc = _arg_value(b, T.TPullT(t.elem.snd), k, f"{path}_1", params)
@@ -1399,19 +1474,23 @@ def _arg_value(b: Builder, t: T.Type, k: int, path: str, params) -> tuple[SVal, 
 
 def _input_buffer(b: Builder, ty: str, k: int, path: str, params):
     length = K.Var("int", f"n{path}")
-    rec = b.buffer("global", length, f"argument {k + 1}", "input", prefix=f"in{path}_")
-    rec.ty = ty
+    rec = b.buffer("global", length, f"argument {k + 1}", "input", prefix=f"in{path}_", ty=ty)
     params.append(K.Param(length.name, "int"))
     return rec, length
 
 
-def emit_result(ctx: Ctx, value: SVal, name: str) -> P.Result:
+def emit_result(ctx: Ctx, value: SVal, name: str, ty: T.Type) -> P.Result:
     b = ctx.b
     if isinstance(value, SPull):
         value = push_scheme(GRID, value, b.span)
     if isinstance(value, SPush):
         check_host_size(b, value.n, name)
-        rec = b.buffer("global", value.n, f"result of {name}", "output", prefix="out")
+        if not isinstance(ty, (T.TPullT, T.TPushT)):
+            raise CompilerBug(f"`{name}` returns an array, but its type is {format_type(ty)}")
+        if not isinstance(ty.elem, T.TCon):
+            raise ctx.error("push arrays hold scalars only")
+        elem = ty.elem.name
+        rec = b.buffer("global", value.n, f"result of {name}", "output", prefix="out", ty=elem)
         w = store_writer(rec, K.cint(0))
         single = value.level < GRID
         if value.level < BLOCK:
@@ -1423,10 +1502,9 @@ def emit_result(ctx: Ctx, value: SVal, name: str) -> P.Result:
                 inner(g, i, v)
                 c.emit(K.If(guard, tuple(g.stmts)))
         value.run(ctx, w)
-        return P.Result("array", rec.name, rec.ty or "int", value.n, single)
+        return P.Result("array", rec.name, rec.ty, value.n, single)
     if isinstance(value, SScalar):
-        rec = b.buffer("global", K.cint(1), f"result of {name}", "output", prefix="out")
-        rec.ty = value.e.ty
+        rec = b.buffer("global", K.cint(1), f"result of {name}", "output", prefix="out", ty=value.e.ty)
         ctx.emit(K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)),
                       (K.Store(rec.name, K.cint(0), value.e),)))
         return P.Result("scalar", rec.name, rec.ty, K.cint(1), True)
@@ -1468,8 +1546,7 @@ def carry_scalars(b: Builder, params) -> None:
             ty = top[j][name]
             if name not in carried:
                 rec = b.buffer("global", K.cint(1), f"scalar {name} carried to a later kernel", "carry",
-                               prefix="carry")
-                rec.ty = ty
+                               prefix="carry", ty=ty)
                 b.host.insert(0, b.host.pop())      # its Alloc goes before every launch
                 carried[name] = rec
                 b.kernels[j][0].append(K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)),
@@ -1528,7 +1605,9 @@ def site_text(span: Span | None) -> str:
 
 
 def frozen(r: BufRec) -> K.Buffer:
-    return K.Buffer(r.name, r.space, r.ty or "int", r.size, r.origin, r.role, r.per)
+    if not r.ty:
+        raise CompilerBug(f"buffer {r.name} ({r.origin}) has no element type")
+    return K.Buffer(r.name, r.space, r.ty, r.size, r.origin, r.role, r.per)
 
 
 def grid_groups(b: Builder, stmts, block_size: int) -> list[K.Expr]:

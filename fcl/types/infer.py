@@ -27,6 +27,7 @@ from pathlib import Path
 from fcl.errors import CompilerBug, ErrorList, Span, TypeCheckError
 from fcl.syntax import ast
 from fcl.types.builtins import HARDWARE_PARAMETERS, close, primitive_schemes
+from fcl.types.core import TypedCore, finish_decl
 from fcl.types.printer import Namer, format_level, format_scheme, format_type
 from fcl.types.types import (BOOL, DOUBLE, FLOAT, INT, LEVEL_NAMES, LSucc, LVarT, LZero, Level,
                              Scheme, TFunT, TLevelFunT, TPairT, TPullT, TPushT, TVarT, Type)
@@ -80,11 +81,13 @@ class CheckedProgram:
     `schemes`: the program's own declarations, name -> Scheme, in declaration
     order (a redeclared name keeps its first position and its last scheme);
     `decls`: every declaration in order, duplicates included; `env`:
-    everything visible after the program, to check further input against.
+    everything visible after the program, to check further input against;
+    `core`: the types the lowering reads (fcl.types.core).
     """
     schemes: dict[str, Scheme]
     env: TypeEnv
     decls: list[tuple[str, Scheme]] = field(default_factory=list)
+    core: TypedCore = field(default_factory=TypedCore)
 
 
 # ---------------------------------------------------------------- facade
@@ -95,6 +98,7 @@ def check_program(program: ast.Program, env: TypeEnv | None = None) -> CheckedPr
     scope = (prelude_env() if env is None else env).as_dict()
     own: dict[str, Scheme] = {}
     decls: list[tuple[str, Scheme]] = []
+    core = TypedCore()
     pending: tuple[ast.Sig, Scheme] | None = None
     errors: list[TypeCheckError] = []    # every declaration that fails; checking goes on
     for decl in program.decls:
@@ -113,7 +117,7 @@ def check_program(program: ast.Program, env: TypeEnv | None = None) -> CheckedPr
             try:
                 if pending is not None and pending[1] is None:
                     raise _Skipped()
-                scheme = check_decl(decl, pending, scope)
+                scheme = check_decl(decl, pending, scope, core)
             except (TypeCheckError, _Skipped) as e:
                 if isinstance(e, TypeCheckError):
                     errors.append(e)
@@ -133,7 +137,7 @@ def check_program(program: ast.Program, env: TypeEnv | None = None) -> CheckedPr
         raise errors[0]
     if errors:
         raise ErrorList(errors)
-    return CheckedProgram(own, TypeEnv(scope), decls)
+    return CheckedProgram(own, TypeEnv(scope), decls, core)
 
 
 class _Skipped(Exception):
@@ -151,9 +155,13 @@ def check_expr(expr: ast.Expr, env: TypeEnv) -> Scheme:
     return checker.generalize_all(t)
 
 
-def check_decl(decl: ast.Val, sig: tuple[ast.Sig, Scheme] | None, scope: dict[str, Scheme]) -> Scheme:
-    """The scheme of one top-level declaration (the sig's scheme when one is given)."""
+def check_decl(decl: ast.Val, sig: tuple[ast.Sig, Scheme] | None, scope: dict[str, Scheme],
+               core: TypedCore | None = None) -> Scheme:
+    """The scheme of one top-level declaration (the sig's scheme when one is given);
+    with `core`, its types for the lowering are added there."""
     checker = _Checker(scope, self_name=decl.name)
+    if core is not None:
+        checker.record = ([], {}, {})
     if sig is not None:
         checker.sig_levels = _leading_level_binders(sig[1].body)
     t = checker.infer(decl.value)
@@ -165,6 +173,8 @@ def check_decl(decl: ast.Val, sig: tuple[ast.Sig, Scheme] | None, scope: dict[st
         e.notes.extend(_level_name_hints(sig[0].scheme))
         raise
     checker.finish(decl.span)
+    if core is not None:
+        core.add(finish_decl(decl, checker.sub, t, *checker.record))
     return scheme if scheme is not None else checker.generalize_all(t)
 
 
@@ -221,14 +231,23 @@ def prelude_path() -> Path:
     return located()
 
 
-@lru_cache(maxsize=1)
 def prelude_env() -> TypeEnv:
     """The primitives plus every prelude declaration; parsed and checked once per process."""
-    from fcl.syntax import parse_program
+    return prelude_checked().env
 
-    path = prelude_path()
-    program = parse_program(path.read_text(), str(path))
-    return check_program(program, builtins_env()).env
+
+def prelude_core() -> TypedCore:
+    """The typed core of the prelude's declarations (those of `loader.prelude_decls`)."""
+    return prelude_checked().core
+
+
+@lru_cache(maxsize=1)
+def prelude_checked() -> CheckedProgram:
+    """The prelude checked once per process: the same declaration objects the lowering
+    and the evaluator run (`loader.prelude_decls`), so the typed core's node keys fit."""
+    from fcl.syntax.loader import prelude_decls
+
+    return check_program(ast.Program(prelude_decls()), builtins_env())
 
 
 def _leading_level_binders(t: Type) -> list[str]:
@@ -400,6 +419,7 @@ class _Checker:
         self.mono: list[Type] = []
         self.obligations: list[tuple[Level, str]] = []
         self.sig_levels: list[str] = []
+        self.record: tuple[list, dict, dict] | None = None   # (vars, lets, lams) for fcl.types.core
 
     # -- entry points
 
@@ -561,7 +581,10 @@ class _Checker:
             s = self.globals.get(e.name)
             if s is None:
                 raise self._unbound(e)
-        return self.instantiate(s, e.name)
+        t = self.instantiate(s, e.name)
+        if self.record is not None:
+            self.record[0].append((e, t))
+        return t
 
     def _unbound(self, e: ast.Var) -> TypeCheckError:
         candidates = list(self.locals) + list(self.globals)
@@ -591,6 +614,8 @@ class _Checker:
             body = self.infer(e.body)
         finally:
             self.levels = saved
+        if self.record is not None:
+            self.record[2][id(e)] = rigid.name
         for t in self.mono:
             if rigid.name in level_vars(self.sub.zonk(t)):
                 raise TypeCheckError(
@@ -686,12 +711,22 @@ class _Checker:
         finally:
             self.depth -= 1
         scheme = self.generalize_above(tv, self.depth)
+        if self.record is not None:
+            self._record_let(e, tv)
         saved = self.locals
         self.locals = {**saved, e.name: scheme}
         try:
             return self.infer(e.body)
         finally:
             self.locals = saved
+
+    def _record_let(self, e: ast.Let, tv: Type) -> None:
+        """The let's value type and the variables `generalize_above` quantified in it."""
+        z, rank = self.sub.zonk(tv), self.sub.rank
+        tq = frozenset(n for n, v in type_vars(z).items() if is_flexible(n)
+                       and rank.get(n, 0) > self.depth and v.kind not in ("NUM", "FRAC"))
+        lq = frozenset(n for n in level_vars(z) if is_flexible(n) and rank.get(n, 0) > self.depth)
+        self.record[1][id(e)] = (tv, tq, lq)
 
     def _if(self, e: ast.If) -> Type:
         tc = self.infer(e.cond)
@@ -707,6 +742,8 @@ class _Checker:
 
     def _array(self, e: ast.ArrayLit) -> Type:
         elem = self.sub.fresh_type("GT", self.depth)
+        if self.record is not None and not e.elems:
+            self.record[0].append((e, TPullT(elem)))      # `[]`: the lowering needs its type
         for i, x in enumerate(e.elems):
             tx = self.infer(x)
             if i == 0:
