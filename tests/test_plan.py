@@ -36,7 +36,7 @@ def test_kernel_signatures_follow_uses():
     k = fcl.load_file(str(HOST_WHILE)).compile("pairSums")
     source = k.opencl_source
     for launch in k.plan.launches():
-        head = source.split(f"__kernel void {launch.kernel}(")[1].split(")\n{")[0]
+        head = source.split(f"void {launch.kernel}(")[1].split(")\n{")[0]
         params = [line.split("/*")[0].split()[-1] for line in head.split(",\n")]
         assert params == list(launch.uses.buffers + launch.uses.params)
 

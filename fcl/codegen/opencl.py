@@ -131,7 +131,9 @@ class OpenCLRenderer:
     def kernel(self, k: K.Kernel) -> str:
         params = self.kernel_params(k)
         body = self._bodies[k.name]
-        head = f"{self.kernel_kw} void {kernel_symbol(k.name)}(\n    " + ",\n    ".join(params) + ")\n{\n"
+        # every launch uses work-groups of #BlockSize work-items: the device compiler may rely on it
+        size = f"__attribute__((reqd_work_group_size({self.prog.block_size}, 1, 1)))\n"
+        head = f"{self.kernel_kw} {size}void {kernel_symbol(k.name)}(\n    " + ",\n    ".join(params) + ")\n{\n"
         return head + body + "}\n"
 
     def kernel_params(self, k: K.Kernel) -> list[str]:

@@ -37,7 +37,8 @@ static inline int fcl_check(int i, int n, __global int* err, int site) {
   return 0;
 }
 
-__kernel void revDistribute(
+__kernel __attribute__((reqd_work_group_size(256, 1, 1)))
+void revDistribute(
     __global const int* restrict in1_1  /* argument 2: global, n1 x int */,
     __global int* out2  /* result of revDistribute: global, (arg0 mul (n1 div arg0)) x int */,
     __global int* bounds  /* device bounds checks: global, 4 x int */,

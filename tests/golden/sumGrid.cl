@@ -30,7 +30,8 @@ static inline int fcl_abs(int a) { return a < 0 ? fcl_neg(a) : a; }
 /* local memory layout: element i of a skewed buffer lives at i + i/32 (no bank conflicts) */
 static inline int fcl_skew(int i) { return i + (i >> 5); }
 
-__kernel void sumGrid(
+__kernel __attribute__((reqd_work_group_size(256, 1, 1)))
+void sumGrid(
     __global const int* restrict in0_1  /* argument 1: global, n0 x int */,
     __global int* out2  /* result of sumGrid: global, (n0 div 512) x int */,
     const int n0)

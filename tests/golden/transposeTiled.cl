@@ -39,7 +39,8 @@ static inline int fcl_check(int i, int n, __global int* err, int site) {
   return 0;
 }
 
-__kernel void transposeTiled(
+__kernel __attribute__((reqd_work_group_size(256, 1, 1)))
+void transposeTiled(
     __global const int* restrict in3_1  /* argument 4: global, n3 x int */,
     __global int* out2  /* result of transposeTiled: global, ((arg0 mul arg0) mul ((arg1 div arg0) mul (arg2 div arg0))) x int */,
     __global int* bounds  /* device bounds checks: global, 4 x int */,
