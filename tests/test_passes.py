@@ -344,7 +344,7 @@ VECTORISED = [  # (file, entry, arguments for a size n): kernels the vectorize p
     ("tests/programs/foldl_if.fcl", "foldSmall", lambda n: [np.arange(n, dtype=np.int32) * 7]),
     ("examples/reduce.fcl", "sumAll", lambda n: [np.arange(n, dtype=np.int32) - 3]),
     ("tests/programs/kernel_args.fcl", "addPair", lambda n: [(2, 0.5), np.arange(n, dtype=np.float32) / 4]),
-    ("bench/programs.fcl", "sumStride4", lambda n: [np.arange(n, dtype=np.int32) * 5 - 1000]),
+    ("examples/reduce.fcl", "sumStride", lambda n: [np.arange(n, dtype=np.int32) * 5 - 1000]),
     ("bench/programs.fcl", "matvecRows4", lambda n: [n, 3, (np.arange(3 * n) % 7 - 3).astype(np.float32),
                                                      (np.arange(n) % 5).astype(np.float32)]),
 ]

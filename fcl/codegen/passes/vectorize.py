@@ -35,7 +35,7 @@ Two rewrites, both only where they are provably exact:
   buffer), or touches it (for a store; nor writes any other global buffer
   or reads one the kernel writes).  This is the shape of the copies that
   `unroll` or the strip-mining above make of a loop over 4 consecutive
-  elements (bench/programs.fcl's sumStride4 and matvecRows4 are written so).
+  elements (the prelude's reduceStride and bench/programs.fcl's matvecRows4 are written so).
 
 Alignment: global buffers are whole OpenCL allocations (aligned to at least
 the largest vector type), so element b = 4q of an int buffer starts an
