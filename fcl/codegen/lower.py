@@ -282,8 +282,12 @@ class Ctx:
             return v
         if sum(1 for _ in K.walk_expr(v.e)) < SHARE_MIN:
             return v
-        if self.b.host_computable(v.e) and v.e.ty == "int":
-            return SScalar(self.b.host_scalar(v.e))     # stays host-computable: may be a size
+        # stays host-computable (it may be a size); but the host computes its variables before
+        # each launch, whatever the kernel's branches and loops do, so a bounds-checked index
+        # (an error when out of range) goes there only from a kernel's top, which always runs
+        checked = any(isinstance(x, K.Checked) for x in K.walk_expr(v.e))
+        if self.b.host_computable(v.e) and v.e.ty == "int" and (self.top or not checked):
+            return SScalar(self.b.host_scalar(v.e))
         name = self.b.fresh("sh")
         self.emit(K.Let(name, v.e))
         return SScalar(K.Var(v.e.ty, name))
