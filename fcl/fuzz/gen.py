@@ -26,6 +26,17 @@ last element, which reads out of range (literals eager or lazy); and chains of
 (at a kernel's top, in per-element code, host-computable), whose code grows
 exponentially unless shared values are named.
 
+Four more keep the code a one-operator compiler bug would change live and
+run-time dependent (planted mutations went unnoticed without them, see
+docs/fuzzing.md): every top-level name reaches the result (an array through a
+"digest", a top-level `foldl` that reads every element in order); int leaves
+that read elements with `/`, `%`, `abs` and shifts (negative dividends,
+negative and non-constant divisors, shift counts 16 to 31), which the compiler
+can neither fold nor prove non-negative; parts forced at their own level
+(warp or block) and read back reversed and rotated, so each element is read by
+other work-items than its writer; and let-bound arrays read at positions that
+depend on the element.
+
 Sizes stay small (the evaluator is an interpreter).  Indexing is kept in
 range where the generator can see the length; where it cannot (an empty
 array), the evaluator reports an error and the case is skipped.
