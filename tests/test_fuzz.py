@@ -139,6 +139,25 @@ fun f k arr =
     assert "used after a grid-level force (a kernel boundary)" in err.value.message
 
 
+def test_a_size_with_arithmetic_on_doubles_is_a_located_refusal():
+    """Found by the generator (seed 458, 2026-11-25): the host's evaluators of sizes compute
+    int arithmetic only, but a result length chosen by `if` on double arithmetic counted as
+    host-computable: an internal compiler error (`abs` of a double), or a division of doubles
+    taken for one by zero ("divides by zero", without a position).  Now the located error
+    of a length the host cannot compute; a comparison of doubles alone stays host code."""
+    prog = fcl.load("""
+fun viaAbs arr = if abs 0.5 >= 0.25 then push <grid> arr else push <grid> (take 2 arr)
+fun viaDiv arr = if (0.5 / 2.0) >= 0.0 then push <grid> arr else push <grid> (take 2 arr)
+fun compare arr = if 0.5 >= 0.25 then push <grid> arr else push <grid> (take 2 arr)
+""", name="doubleSize.fcl")
+    for entry, line in (("viaAbs", 2), ("viaDiv", 3)):
+        with pytest.raises(fcl.CompileError) as err:
+            prog.compile(entry).opencl_source
+        assert err.value.span is not None and err.value.span.line == line
+        assert "arithmetic on doubles" in err.value.message
+    assert "__kernel" in prog.compile("compare").opencl_source
+
+
 @pytest.mark.skipif(not oclgrind_available(), reason="no Oclgrind OpenCL platform")
 def test_warp_level_barrier_under_a_condition_on_oclgrind():
     """Class 4 needs several warps per block (test blocks run with #WarpSize 32): the

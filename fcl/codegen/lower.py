@@ -103,6 +103,16 @@ class BufRec:
 HOST_CALLS = ("min", "max", "b2i", "abs")    # calls kir.eval_host can compute in a size
 
 
+def _float_arithmetic(e: K.Expr) -> bool:
+    """Arithmetic on doubles or floats, which the host's evaluators of sizes (kir.eval_host,
+    pymodule.py_expr) do not compute: only int arithmetic and comparisons are host code."""
+    if isinstance(e, K.Bin):
+        return e.op not in K.COMPARISONS and e.a.ty in ("double", "float")
+    if isinstance(e, (K.Un, K.Call)):
+        return e.ty in ("double", "float")
+    return False
+
+
 class Builder:
     """Fresh names, buffers and the kernels of one entry point."""
 
@@ -149,7 +159,7 @@ class Builder:
         """True when the host can compute `e` from the arguments (sizes stay so)."""
         return (K.free_params(e) <= self.params
                 and not any(isinstance(x, (K.Load, K.HwId)) or (isinstance(x, K.Call) and x.fn not in HOST_CALLS)
-                            for x in K.walk_expr(e)))
+                            or _float_arithmetic(x) for x in K.walk_expr(e)))
 
     def host_scalar(self, e: K.Expr) -> K.Var:
         """A host variable set to the host-computable int `e` before the next launch
@@ -1444,7 +1454,7 @@ def describe(v: SVal) -> str:
 
 def check_host_size(b: Builder, n: K.Expr, name: str):
     if not b.host_computable(n):
-        raise CompileError(f"the length of the result of `{name}` depends on values computed on the device (array contents or a while loop); "
+        raise CompileError(f"the length of the result of `{name}` depends on values computed on the device (array contents, a while loop, or arithmetic on doubles or floats); "
                            f"the host must know it before launching", b.span)
 
 
