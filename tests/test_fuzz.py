@@ -3,13 +3,17 @@
 * 210 generated programs (every level, push/pull, force, concat, interleave,
   while, odd sizes, warp sizes that are not powers of two, small block and
   group counts, per-warp `if`s with warp-level forces, literals with elements
-  out of range, let and map chains) run on the evaluator and compiled on the
-  default device: ints equal, floats within 1e-6, refusals located, OpenCL
-  sources of bounded size; no crash, hang or worker death.  Every eighth case,
+  out of range, let and map chains; every top-level name used by the result,
+  `/`, `%`, `abs` and shifts of elements, forced parts read back by other
+  work-items) run on the evaluator and compiled on the default device: ints
+  equal, floats within 1e-6, compile-time refusals located, no run-time error
+  where the evaluator gives a value, OpenCL sources of bounded size; no
+  crash, hang or worker death.  Each of the planted one-operator mutations of
+  docs/fuzzing.md fails it (within 44 seeds).  Every eighth case,
   and each case with a construct aimed at barriers or out-of-range reads, also
   runs on the kernel-IR interpreter (divergent barriers, out-of-bounds
-  accesses).  Two workers; about 2 minutes on 2 idle cores (30 s per case at
-  most).  A failure's message holds the failing programs, minimised for up to
+  accesses).  Two workers; about 1 minute on 2 cores (2 at a load of 5; 30 s
+  per case at most).  A failure's message holds the failing programs, minimised for up to
   MINIMISE_SECONDS, ready for tests/programs/fuzz_regressions.fcl.
 * A sample of 8 of them under Oclgrind: its log stays empty.
 * The generator's own programs type-check, and the same seed gives the same program.
@@ -86,7 +90,7 @@ def test_generator_covers_every_construct():
             "force read back warp", "force read back block", "data div", "data abs", "data shift"} <= features
 
 
-@pytest.mark.timeout(600)      # about 2 minutes on 2 idle cores; a loaded machine needs more
+@pytest.mark.timeout(600)      # about 1 minute on 2 cores; a loaded machine needs more
 @pytest.mark.skipif(not _device_available(), reason="no OpenCL device")
 @pytest.mark.timeout(900)       # each case has its own limit; a loaded machine builds slowly
 def test_random_programs_agree_with_the_evaluator():
