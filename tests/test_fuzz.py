@@ -162,6 +162,23 @@ fun compare arr = if 0.5 >= 0.25 then push <grid> arr else push <grid> (take 2 a
     assert "__kernel" in prog.compile("compare").opencl_source
 
 
+def test_loops_holding_loops_are_not_unrolled():
+    """Found by the generator (seed 298, 2026-11-25): the unroll pass made 7 copies of a loop
+    of min(7, n) trips whose body holds two nested loops (a fold over a fold), and PoCL's
+    optimising build of that kernel, with a barrier after the copies, did not finish in
+    120 s (a `hang`).  A loop whose body still holds a loop stays a loop."""
+    prog = fcl.load("""
+fun f arr =
+  let d = foldl (fn a => fn x => a + x) 0
+                (zipWith (fn x => fn z => x + z) (generate 7 (fn i => foldl (fn b => fn y => b + y * i) 0 arr)) arr)
+  in push <grid> (generate 4 (fn j => d + j))
+""")
+    assert prog.compile("f").opencl_source.count("for (") == 2
+    if _device_available():
+        (case, r), = run_many([generate_case(298)], jobs=1, timeout=60)
+        assert r["status"] == "ok", r["detail"]
+
+
 @pytest.mark.skipif(not oclgrind_available(), reason="no Oclgrind OpenCL platform")
 def test_warp_level_barrier_under_a_condition_on_oclgrind():
     """Class 4 needs several warps per block (test blocks run with #WarpSize 32): the
