@@ -1546,10 +1546,11 @@ def frozen(r: BufRec) -> K.Buffer:
 
 
 def grid_groups(b: Builder, stmts, block_size: int) -> list[K.Expr]:
-    """Work-groups each top-level grid loop of a kernel can use (all #NumGroups
-    when the loop's count is known only on the device)."""
+    """Work-groups each grid loop of a kernel can use (all #NumGroups when the loop's
+    count is known only on the device): those at its top and those under an `if` there
+    (a result chosen by a condition the compiler cannot fold; the launch takes the most)."""
     out = []
-    for s in stmts:
+    for s in K.walk_stmts(stmts):
         if isinstance(s, K.ParFor) and s.level == K.Level.GRID:
             want = K.div(K.add(s.count, K.cint(block_size - 1)), K.cint(block_size))
         elif isinstance(s, K.PartFor) and s.level == K.Level.GRID:
