@@ -446,9 +446,31 @@ class Lowerer:
         if e.op == ".":
             f, g = self.ev(ctx, env, e.left), self.ev(ctx, env, e.right)
             return SFun(lambda c, x: apply(c, f, apply(c, g, x)), "compose")
+        if e.op in ("&&", "||"):
+            return self.short_circuit(ctx, env, e)
         a = self.ev(ctx, env, e.left).e
         b = self.ev(ctx, env, e.right).e
         return SScalar(K.binop(BINOPS[e.op], a, b))
+
+    def short_circuit(self, ctx, env, e):
+        """`a && b`, `a || b`: b's code (a loop, a checked index in it) runs only when a
+        does not decide, as the evaluator evaluates it; a pure b stays C's own operator."""
+        a = self.ev(ctx, env, e.left).e
+        if isinstance(a, K.Const):
+            return self.ev(ctx, env, e.right) if a.value == (e.op == "&&") else SScalar(a)
+        decided = SScalar(K.Const("bool", e.op == "||"))
+        seen = []
+
+        def right(sc):
+            b = self.ev(sc, env, e.right)
+            seen.append((sc, b))
+            return b
+        then, else_ = (right, lambda sc: decided) if e.op == "&&" else (lambda sc: decided, right)
+        v = branch(ctx, a, then, else_)
+        (sc, b), = seen
+        if not sc.stmts:        # no code of its own: the value is good where `a` is
+            return SScalar(K.binop(BINOPS[e.op], a, b.e))
+        return v
 
 
 SCOPE = "\0scope"    # env key: the number of the declaration whose body is evaluated
