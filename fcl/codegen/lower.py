@@ -107,6 +107,16 @@ class BufRec:
 HOST_CALLS = ("min", "max", "b2i", "abs")    # calls kir.eval_host can compute in a size
 
 
+def _float_arithmetic(e: K.Expr) -> bool:
+    """Arithmetic on doubles or floats, which the host's evaluators of sizes (kir.eval_host,
+    pymodule.py_expr) do not compute: only int arithmetic and comparisons are host code."""
+    if isinstance(e, K.Bin):
+        return e.op not in K.COMPARISONS and e.a.ty in ("double", "float")
+    if isinstance(e, (K.Un, K.Call)):
+        return e.ty in ("double", "float")
+    return False
+
+
 class Builder:
     """Fresh names, buffers and the kernels of one entry point."""
 
@@ -155,7 +165,7 @@ class Builder:
         """True when the host can compute `e` from the arguments (sizes stay so)."""
         return (K.free_params(e) <= self.params
                 and not any(isinstance(x, (K.Load, K.HwId)) or (isinstance(x, K.Call) and x.fn not in HOST_CALLS)
-                            for x in K.walk_expr(e)))
+                            or _float_arithmetic(x) for x in K.walk_expr(e)))
 
     def host_scalar(self, e: K.Expr) -> K.Var:
         """A host variable set to the host-computable int `e` before the next launch
@@ -289,8 +299,12 @@ class Ctx:
             return v
         if sum(1 for _ in K.walk_expr(v.e)) < SHARE_MIN:
             return v
-        if self.b.host_computable(v.e) and v.e.ty == "int":
-            return SScalar(self.b.host_scalar(v.e))     # stays host-computable: may be a size
+        # stays host-computable (it may be a size); but the host computes its variables before
+        # each launch, whatever the kernel's branches and loops do, so a bounds-checked index
+        # (an error when out of range) goes there only from a kernel's top, which always runs
+        checked = any(isinstance(x, K.Checked) for x in K.walk_expr(v.e))
+        if self.b.host_computable(v.e) and v.e.ty == "int" and (self.top or not checked):
+            return SScalar(self.b.host_scalar(v.e))
         name = self.b.fresh("sh")
         self.emit(K.Let(name, v.e))
         return SScalar(K.Var(v.e.ty, name))
@@ -457,9 +471,31 @@ class Lowerer:
         if e.op == ".":
             f, g = self.ev(ctx, env, e.left), self.ev(ctx, env, e.right)
             return SFun(lambda c, x: apply(c, f, apply(c, g, x)), "compose")
+        if e.op in ("&&", "||"):
+            return self.short_circuit(ctx, env, e)
         a = self.ev(ctx, env, e.left).e
         b = self.ev(ctx, env, e.right).e
         return SScalar(K.binop(BINOPS[e.op], a, b))
+
+    def short_circuit(self, ctx, env, e):
+        """`a && b`, `a || b`: b's code (a loop, a checked index in it) runs only when a
+        does not decide, as the evaluator evaluates it; a pure b stays C's own operator."""
+        a = self.ev(ctx, env, e.left).e
+        if isinstance(a, K.Const):
+            return self.ev(ctx, env, e.right) if a.value == (e.op == "&&") else SScalar(a)
+        decided = SScalar(K.Const("bool", e.op == "||"))
+        seen = []
+
+        def right(sc):
+            b = self.ev(sc, env, e.right)
+            seen.append((sc, b))
+            return b
+        then, else_ = (right, lambda sc: decided) if e.op == "&&" else (lambda sc: decided, right)
+        v = branch(ctx, a, then, else_)
+        (sc, b), = seen
+        if not sc.stmts:        # no code of its own: the value is good where `a` is
+            return SScalar(K.binop(BINOPS[e.op], a, b.e))
+        return v
 
 
 SCOPE = "\0scope"    # env key: the number of the declaration whose body is evaluated
@@ -1518,7 +1554,7 @@ def describe(v: SVal) -> str:
 
 def check_host_size(b: Builder, n: K.Expr, name: str):
     if not b.host_computable(n):
-        raise CompileError(f"the length of the result of `{name}` depends on values computed on the device (array contents or a while loop); "
+        raise CompileError(f"the length of the result of `{name}` depends on values computed on the device (array contents, a while loop, or arithmetic on doubles or floats); "
                            f"the host must know it before launching", b.span)
 
 
@@ -1611,10 +1647,11 @@ def frozen(r: BufRec) -> K.Buffer:
 
 
 def grid_groups(b: Builder, stmts, block_size: int) -> list[K.Expr]:
-    """Work-groups each top-level grid loop of a kernel can use (all #NumGroups
-    when the loop's count is known only on the device)."""
+    """Work-groups each grid loop of a kernel can use (all #NumGroups when the loop's
+    count is known only on the device): those at its top and those under an `if` there
+    (a result chosen by a condition the compiler cannot fold; the launch takes the most)."""
     out = []
-    for s in stmts:
+    for s in K.walk_stmts(stmts):
         if isinstance(s, K.ParFor) and s.level == K.Level.GRID:
             want = K.div(K.add(s.count, K.cint(block_size - 1)), K.cint(block_size))
         elif isinstance(s, K.PartFor) and s.level == K.Level.GRID:

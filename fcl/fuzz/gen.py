@@ -26,6 +26,17 @@ last element, which reads out of range (literals eager or lazy); and chains of
 (at a kernel's top, in per-element code, host-computable), whose code grows
 exponentially unless shared values are named.
 
+Four more keep the code a one-operator compiler bug would change live and
+run-time dependent (planted mutations went unnoticed without them, see
+docs/fuzzing.md): every top-level name reaches the result (an array through a
+"digest", a top-level `foldl` that reads every element in order); int leaves
+that read elements with `/`, `%`, `abs` and shifts (negative dividends,
+negative and non-constant divisors, shift counts 16 to 31), which the compiler
+can neither fold nor prove non-negative; parts forced at their own level
+(warp or block) and read back reversed and rotated, so each element is read by
+other work-items than its writer; and let-bound arrays read at positions that
+depend on the element.
+
 Sizes stay small (the evaluator is an interpreter).  Indexing is kept in
 range where the generator can see the length; where it cannot (an empty
 array), the evaluator reports an error and the case is skipped.
@@ -70,7 +81,7 @@ class Gen:
         self.fuel = 60
         self.doubles = doubles
         self.features: set[str] = set()
-        self.chain_ends: list[str] = []     # top-level chains the result must use
+        self.chain_ends: list[str] = []     # top-level ints the result must use (chains, lets, digests)
 
     # -- helpers
 
@@ -137,8 +148,40 @@ class Gen:
             (1 if arrays else 0, lambda: f"lengthPull {self.r.choice(arrays)}"),
             (1 if lvl < GRID and arrays else 0, lambda: self.literal_pick(env, "int", d, lvl)),
             (0.5, lambda: self.let_chain(env, lvl)),
+            (4 if self.data_ints(env) else 0, lambda: self.data_op(env, d, lvl)),
         ]
         return self.pick(options)
+
+    def data_ints(self, env) -> list[str]:
+        """Int scalars whose values only the device knows: names bound to elements,
+        accumulators, indices and lets (not `k`, a static argument the compiler folds),
+        and reads of int arrays at positions that vary."""
+        names = [n for n, t in env.items() if t == "int" and n != "k"]
+        arrays = self.vars_of(env, "[int]")
+        reads = [f"index {a} (({self.r.choice(names + ['k', '7'])} & 1023) % lengthPull {a})" for a in arrays[:3]]
+        return names + reads
+
+    def datum(self, env) -> str:
+        return self.atom(self.r.choice(self.data_ints(env)))
+
+    def data_op(self, env, depth, lvl) -> str:
+        """`/`, `%`, `abs` and shifts of run-time data: negative dividends, negative and
+        non-constant divisors (a constant divisor prints as C's own operator, a proved
+        non-negative one as C's too, so only these reach the helpers), shift counts
+        16 to 31 and negative ones."""
+        a = self.datum(env) if depth <= 0 or self.r.random() < 0.6 else self.atom(self.int_(env, depth, lvl))
+        b = self.datum(env)
+        kind = self.r.choice(["div", "div", "div", "abs", "shift", "shift"])
+        self.features.add(f"data {kind}")
+        if kind == "div":
+            divisor = self.r.choice([f"({b} | 1)", f"(if {b} == 0 then (-3) else {b})", f"(({b} % 5) - 7)",
+                                     f"(0 - (({b} & 7) + 1))"])
+            return f"({a} {self.r.choice(['/', '%', '%', 'div', 'mod'])} {divisor})"
+        if kind == "abs":
+            return self.r.choice([f"abs ({a} % {self.r.choice([2, 3, 4])})", f"abs ({a} - {b})",
+                                  f"abs ({a} / {self.r.choice([2, 7])})", f"abs {a}"])
+        return self.r.choice([f"({a} << ({b} & 31))", f"({a} >> ({b} & 31))", f"({a} << {b})",
+                              f"({a} << {self.r.randint(16, 31)})", f"({a} >> {b})"])
 
     def double_lit(self) -> str:
         v = self.r.choice([0.0, 1.0, 0.5, 2.25, 3.0, 100.0, -1.5, -0.125])
@@ -319,7 +362,7 @@ class Gen:
             (1, lambda: self.zip_with(env, ty, d, lvl, top)),
             (1, lambda: self.literal(env, ty, d, lvl)),
             (1, lambda: f"(if {self.bool_(env, d, lvl)} then {p()} else {p()})"),
-            (2, lambda: self.let_in(env, d, lvl, top, lambda e2: self.pull(e2, ty, d, lvl, top))),
+            (2, lambda: self.let_in(env, d, lvl, top, lambda e2: self.pull(e2, ty, d, lvl, top), ty)),
             (2, lambda: f"force {self.atom(self.push(env, ty, d, lvl, top, self.level_upto(lvl, top)))}"),
             (1 if lvl >= WARP or lvl == THREAD else 0, lambda: self.while_(env, ty, d, lvl, top)),
             (0.4 if ty == "int" else 0, lambda: self.map_chain(env, lvl, top)),
@@ -355,7 +398,7 @@ class Gen:
         n = self.r.randint(1, 4)
         return "[" + ", ".join(self.scalar(env, ty, depth, lvl) for _ in range(n)) + "]"
 
-    def let_in(self, env, depth, lvl, top, body) -> str:
+    def let_in(self, env, depth, lvl, top, body, ty="int", push=False) -> str:
         v = self.fresh("v")
         kind = self.r.choice(["int", "int", "[int]", "[int]", "force", self.elem_type()])
         if kind == "force":
@@ -367,7 +410,18 @@ class Gen:
             value = self.pull(env, "int", depth, lvl, top)
         else:
             value = self.scalar(env, kind, depth, lvl)
-        return f"(let {v} = {value} in {body({**env, v: kind})})"
+        out = body({**env, v: kind})
+        if kind == "[int]" and self.r.random() < 0.7:
+            # each element plus an element of v at a position that depends on the element:
+            # v's code stays live, and its elements are read by other work-items than their writers
+            x = self.fresh("x")
+            pos = f"({x} & 1023)" if ty == "int" else f"d2i (min 1000.0 (max 0.0 {x}))"
+            read = f"(if lengthPull {v} > 0 then index {v} (({pos} + {self.r.randint(1, 9)}) % lengthPull {v}) else 0)"
+            if ty == "double":
+                read = f"i2d {read}"
+            self.features.add("let read back")
+            out = f"{'mapPush' if push else 'mapPull'} (fn {x} => {x} + {read}) {self.atom(out)}"
+        return f"(let {v} = {value} in {out})"
 
     def while_(self, env, ty, depth, lvl, top, form=None) -> str:
         """A while at a level up to `lvl`: halving steps, a data-dependent count, or a
@@ -420,7 +474,7 @@ class Gen:
                         f"{self.atom(self.pull(env, 'int', d, lvl, top))} "
                         f"{self.atom(self.push(env, ty, d, lvl, top, level))}"),
             (1, lambda: f"(if {self.bool_(env, d, lvl)} then {q()} else {q()})"),
-            (2, lambda: self.let_in(env, d, lvl, top, lambda e2: self.push(e2, ty, d, lvl, top, level))),
+            (2, lambda: self.let_in(env, d, lvl, top, lambda e2: self.push(e2, ty, d, lvl, top, level), ty, True)),
         ]
         return self.pick(options)
 
@@ -462,8 +516,26 @@ class Gen:
                         f"else {self.part(env, ty, d, level, p, m)})"),
             (3 if level == WARP else 0, lambda: self.warp_if_force(env, ty, d, p, m)),
             (2 if level == BLOCK and m > 1 else 0, lambda: self.warps_if_force(env, ty, d, p, m)),
+            (4 if level in (WARP, BLOCK) and m > 1 else 0, lambda: self.force_read_back(env, ty, d, level, p, m)),
         ]
         return self.pick(options)
+
+    def force_read_back(self, env, ty, depth, level, p, m) -> str:
+        """A part forced at its own level (warp: one slice of local memory per warp; block:
+        the block's local memory), then read back reversed and rotated, so that each
+        element is read by other work-items than its writer: a missing barrier or slices
+        that overlap change the result."""
+        f, i = self.fresh("f"), self.fresh("i")
+        L = LEVELS[level]
+        value = self.same_length(env, ty, depth, level, p, m)
+        if self.r.random() < 0.3:
+            value = f"generate {m} (fn {i} => {self.scalar({**env, i: 'int'}, ty, depth, THREAD)})"
+            i = self.fresh("i")
+        op = self.r.choice(["+", "-"]) if ty == "double" else self.r.choice(["+", "-", "^"])
+        s = self.r.randint(1, m - 1)
+        body = f"index {f} ({m} - 1 - {i}) {op} index {f} (({i} + {s}) % {m})"
+        self.features.add(f"force read back {L}")
+        return f"(let {f} = force (push <{L}> {self.atom(value)}) in push <{L}> (generate {m} (fn {i} => {body})))"
 
     def warps_if_force(self, env, ty, depth, p, m) -> str:
         """A block's part cut into parts of at most 2 elements, one per warp, each chosen by a
@@ -564,7 +636,21 @@ class Gen:
             else:
                 t = self.elem_type()
                 value = self.scalar(env, t, depth - 1, GRID)
-            return f"let {v} = {value}\n  in {self.top({**env, v: t}, depth)}"
+            env2 = {**env, v: t}
+            if t == "[int]":
+                # every work-item reads every element (the writers' barrier, the parts' places),
+                # in order, so the result depends on all of them
+                dg, a, x = self.fresh("dg"), self.fresh("acc"), self.fresh("x")
+                self.features.add("top digest")
+                self.chain_ends.append(dg)
+                env2[dg] = "int"
+                return (f"let {v} = {value}\n  in let {dg} = foldl (fn {a} => fn {x} => ({a} * 3) ^ {x}) 0 {v}\n"
+                        f"  in {self.top(env2, depth)}")
+            if t == "int":
+                self.chain_ends.append(v)
+            else:
+                self.chain_ends.append(f"d2i (min 1000000.0 (max (-1000000.0) ({v} * 16.0)))")
+            return f"let {v} = {value}\n  in {self.top(env2, depth)}"
         ty = self.elem_type()
         kind = self.r.choice(["push", "push", "push", "pull", "scalar"])
         if kind == "push":
@@ -575,7 +661,7 @@ class Gen:
             out = self.scalar(env, ty, depth, GRID)
         if not self.chain_ends:
             return out
-        used = " + ".join(self.chain_ends)
+        used = " + ".join(self.atom(u) for u in self.chain_ends)
         used = f"i2d ({used})" if ty == "double" else f"({used})"
         if kind == "scalar":
             return f"{self.atom(out)} + {used}"

@@ -7,7 +7,9 @@ process so that a segfaulting OpenCL driver or a hang costs one case only.
 Under Oclgrind (`--oclgrind`) every pyopencl buffer is kept alive (see
 tests/test_oclgrind.py) and the log's growth during a case is its verdict.
 
-Two more checks on a case that agrees: its OpenCL source stays under
+A run-time error of the compiled program (a bounds check, a while that
+does not end on the device) where the evaluator gave a value is a `mismatch`:
+only compile-time errors are refusals.  Two more checks on a case that agrees: its OpenCL source stays under
 SOURCE_LIMIT characters (code that grows exponentially is `bloat`), and with
 `"emulate": true` the compiled plan also runs on the kernel-IR interpreter
 (fcl.runtime.emulate), which finds what a CPU device forgives: barriers that
@@ -82,7 +84,13 @@ def run_case(case: dict, device: str | None) -> dict:
         kernel = prog.compile(case["entry"], device=device, **hw)
         kernel.specialise(tuple(value_type(v) for v in prog.coerce(case["entry"], list(values))))
         phase("run")
-        actual = kernel(*values)
+        try:
+            actual = kernel(*values)
+        except EvalError as e:
+            # the evaluator gave a value: a run-time error of the compiled program (a bounds
+            # check, a while that does not end) is a disagreement, not a refusal
+            return {"status": "mismatch", "detail": f"the compiled program reports an error, the evaluator "
+                                                    f"gives {format_value(expected)[:300]}:\n{e.render()}"}
     except CompilerBug as e:
         return {"status": "crash", "detail": f"internal compiler error: {e}"}
     except FCLError as e:

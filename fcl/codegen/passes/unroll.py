@@ -14,7 +14,10 @@ whose start is the local id).  Not here: loops whose body holds a barrier
 (their rounds are few and long, and PoCL miscompiles some straight-line
 sequences of barriers under conditions: tests/programs/fuzz_regressions.fcl
 warpIfForce gave wrong results there), partial unrolling of long loops,
-loops whose step is not a constant (the grid-stride loops).
+loops whose step is not a constant (the grid-stride loops), loops whose body
+still holds a loop after its own loops were unrolled (little to gain, and
+PoCL's optimising build of 7 copies of two nested loops before a barrier did
+not finish in 120 s: fuzz seed 298, docs/fuzzing.md).
 """
 from __future__ import annotations
 
@@ -80,7 +83,8 @@ def _unroll(s: K.Stmt, r: Ranges, names: Names):
     fewest, most = bounds
     if most > MAX_TRIPS or most * (_size(s.body) + 1) > MAX_STATEMENTS:
         return s
-    if K.contains_barrier(s.body):
+    if K.contains_barrier(s.body) or any(isinstance(x, (K.For, K.SeqFor, K.ParFor, K.PartFor, K.Loop))
+                                         for x in K.walk_stmts(s.body)):
         return s
     out = []
     for copy in range(most):
