@@ -395,3 +395,34 @@ def test_verifier_rejects_vector_accesses_it_cannot_print():
                             K.VStore("b", lid, tuple(K.Var("int", v) for v in "xyzw"))]), after="test", mapped=True)
 
 
+
+
+def test_share_local_merges_buffers_a_barrier_apart():
+    from fcl.codegen.passes.share_local import share_local_memory
+    tiles = [K.Buffer(name, "local", "int", K.cint(size), f"force {name}") for name, size in
+             (("t1", 64), ("t2", 128), ("t3", 64))]
+    body = [K.Store("t1", lid, lid), K.Barrier(), K.Store("b", lid, K.Load("int", "t1", K.sub(K.cint(63), lid))),
+            K.Barrier(), K.Store("t2", lid, gid), K.Barrier(), K.Store("b", lid, K.Load("int", "t2", lid)),
+            K.Store("t3", lid, lid), K.Store("b", lid, K.Load("int", "t3", lid))]
+    out = share_local_memory(plan_of(body, tiles)).kernels[0]
+    verify_program(plan_of(out.body, out.locals_), after="test", mapped=True)
+    # t2 takes t1's place (a barrier between), sized 128; t3 is used with no barrier after t2
+    assert [(b.name, b.size.value) for b in out.locals_] == [("t1", 128), ("t3", 64)]
+    assert {s.buf for s in out.body if isinstance(s, K.Store)} == {"t1", "t3", "b"}
+    repeated = [K.For("p", gid, n, K.cint(8), tuple(body[:7]))]     # a part loop: no barrier after t2
+    assert len(share_local_memory(plan_of(repeated, tiles)).kernels[0].locals_) == 3
+    ping = [K.DeclPtr("cur", "local", "int", "t1"), K.DeclPtr("nxt", "local", "int", "t3"), K.Barrier(),
+            K.SwapPtr("cur", "nxt"), K.Barrier(), K.Store("b", lid, K.Load("int", "cur", lid))]
+    assert len(share_local_memory(plan_of(ping, tiles)).kernels[0].locals_) == 3   # a while's pair
+
+
+def test_share_local_lets_matmul_reg_fit_a_gpu_work_group():
+    """matmulReg at 3 x 17 x 66: its K-loop of 2 steps is unrolled and each step forces its own
+    tiles; shared, the work-group needs 42124 bytes instead of 50448 (an H100 has 49152)."""
+    from fcl.codegen.plan import local_bytes
+    prog = fcl.load_file("examples/matmul.fcl")
+    static = {"n": 3, "k": 17, "m": 66}
+    for skip, most in (((), 49152), (("share_local",), None)):
+        plan = prog.compile("matmulReg", static=static, no_pass=skip).plan
+        used = max(K.eval_host(local_bytes(plan, k), {}) for k in plan.kernels)
+        assert (used <= most) if most else used > 49152

@@ -22,6 +22,7 @@ from fcl.codegen import plan as P
 from fcl.codegen.passes.bounds import elide_checks
 from fcl.codegen.passes.licm import hoist_invariants
 from fcl.codegen.passes.map_hw import map_hardware
+from fcl.codegen.passes.share_local import share_local_memory
 from fcl.codegen.passes.simplify import simplify
 from fcl.codegen.passes.skew import skew_local_memory
 from fcl.codegen.passes.strength import mark_no_wrap, strength_reduce
@@ -63,6 +64,8 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("vectorize", "int4/float4 loads and stores of global buffers: grid-stride loops of independent "
                       "elements in runs of 4 a work-item (then the last n % 4), and 4 unchecked accesses "
                       "a[4k] .. a[4k + 3] in straight-line code", vectorize),
+    Pass("share_local", "local buffers never in use at the same time (a barrier between) share memory",
+         share_local_memory),
 )
 
 
