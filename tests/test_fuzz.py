@@ -12,7 +12,7 @@
   docs/fuzzing.md fails it (within 44 seeds).  Every eighth case,
   and each case with a construct aimed at barriers or out-of-range reads, also
   runs on the kernel-IR interpreter (divergent barriers, out-of-bounds
-  accesses).  Two workers; about 1 minute on 2 cores (2 at a load of 5; 30 s
+  accesses).  Two workers; 30 s to 1 minute on 2 cores (2 at a load of 5; 30 s
   per case at most).  A failure's message holds the failing programs, minimised for up to
   MINIMISE_SECONDS, ready for tests/programs/fuzz_regressions.fcl.
 * A sample of 8 of them under Oclgrind: its log stays empty.
