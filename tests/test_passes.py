@@ -426,3 +426,17 @@ def test_share_local_lets_matmul_reg_fit_a_gpu_work_group():
         plan = prog.compile("matmulReg", static=static, no_pass=skip).plan
         used = max(K.eval_host(local_bytes(plan, k), {}) for k in plan.kernels)
         assert (used <= most) if most else used > 49152
+
+
+def test_unvirtualise_drops_the_part_test_where_every_launch_has_one_group_a_part():
+    """transposeTiled at 64 x 64: 4 tiles, 4 work-groups launched: no `group_id < 4` test, so
+    its barrier stands under no `if` (PoCL's optimiser crashed on a barrier under such a
+    test: fuzz seed 2993); with more groups than parts the test stays."""
+    prog = fcl.load_file("examples/transpose.fcl")
+    plan = prog.compile("transposeTiled", static={"tileDim": 32, "cols": 64, "rows": 64}).plan
+    (k,) = plan.launched()
+    assert [type(s).__name__ for s in k.body].count("If") == 0
+    assert any(isinstance(s, K.Barrier) for s in k.body)
+    body = [K.For("p", gid, K.cint(3), K.HwId("int", "num_groups"), (K.Store("b", gid, lid),))]
+    out = unvirtualise(plan_of(body, num_groups=8)).kernels[0].body        # no launch: a test
+    assert isinstance(out[0], K.If)

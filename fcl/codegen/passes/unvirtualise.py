@@ -6,8 +6,10 @@ is a constant no larger than what the launch provides (#NumGroups groups, or
 #NumGroups x #BlockSize work-items), each unit gets at most one part: the
 launch takes min(#NumGroups, max(the kernel's grid sizes)) groups, which is
 at least n here.  The loop becomes `if (group_id < n) { p = group_id; ... }`
-(uniform over the work-group, so barriers inside stay convergent), and the
-test for a next part (`p + num_groups < n`) is false.  Not here:
+(uniform over the work-group, so barriers inside stay convergent), or just
+`p = group_id; ...` where every launch of the kernel takes exactly n groups
+(n x #BlockSize work-items for elements), and the test for a next part
+(`p + num_groups < n`) is false.  Not here:
 sizes known only at run time (static arguments make them constants).
 """
 from __future__ import annotations
@@ -22,16 +24,35 @@ def unvirtualise(plan: P.Plan) -> P.Plan:
     capacity = {"group_id": plan.num_groups, "global_id": plan.num_groups * plan.block_size}
     stride = {"group_id": "num_groups", "global_id": "global_size"}
 
-    def fs(s: K.Stmt):
-        if not (isinstance(s, K.For) and isinstance(s.start, K.HwId) and s.start.name in capacity
-                and isinstance(s.step, K.HwId) and s.step.name == stride[s.start.name]
-                and isinstance(s.stop, K.Const) and s.stop.value <= capacity[s.start.name]):
-            return s
-        # no unit takes a next part: `p + num_groups < n` (the lowering's test before
-        # the barrier that lets a next part reuse local memory) is false
-        nxt = K.lt(K.add(K.Var("int", s.var), s.step), s.stop)
-        body = K.map_stmts(lambda x: x, lambda e: K.Const("bool", False) if e == nxt else e, s.body)
-        return K.If(K.lt(s.start, s.stop), (K.Let(s.var, s.start),) + body)
+    def rewrite(k: K.Kernel) -> K.Kernel:
+        groups = launched_groups(plan, k.name)
+        units = {"group_id": groups, "global_id": groups * plan.block_size if groups else None}
 
-    return dataclasses.replace(plan, kernels=tuple(
-        dataclasses.replace(k, body=K.map_stmts(fs, lambda e: e, k.body)) for k in plan.kernels))
+        def fs(s: K.Stmt):
+            if not (isinstance(s, K.For) and isinstance(s.start, K.HwId) and s.start.name in capacity
+                    and isinstance(s.step, K.HwId) and s.step.name == stride[s.start.name]
+                    and isinstance(s.stop, K.Const) and s.stop.value <= capacity[s.start.name]):
+                return s
+            # no unit takes a next part: `p + num_groups < n` (the lowering's test before
+            # the barrier that lets a next part reuse local memory) is false
+            nxt = K.lt(K.add(K.Var("int", s.var), s.step), s.stop)
+            body = (K.Let(s.var, s.start),) + K.map_stmts(
+                lambda x: x, lambda e: K.Const("bool", False) if e == nxt else e, s.body)
+            if units[s.start.name] == s.stop.value:     # every unit has a part: no test (and no
+                return body                              # barrier under one: PoCL's optimiser
+            return K.If(K.lt(s.start, s.stop), body)     # crashed on some, fuzz seed 2993)
+
+        return dataclasses.replace(k, body=K.map_stmts(fs, lambda e: e, k.body))
+
+    return dataclasses.replace(plan, kernels=tuple(rewrite(k) for k in plan.kernels))
+
+
+def launched_groups(plan: P.Plan, kernel: str) -> int | None:
+    """The work-groups every launch of `kernel` takes, where that is one constant, else None."""
+    counts = set()
+    for s in plan.launches():
+        if kernel in s.kernels():
+            if not all(isinstance(g, K.Const) for g in s.groups):
+                return None
+            counts.add(max(1, min(plan.num_groups, max((g.value for g in s.groups), default=1))))
+    return counts.pop() if len(counts) == 1 else None
