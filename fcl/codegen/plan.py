@@ -271,6 +271,17 @@ class Plan:
     def launches(self) -> list[Launch]:
         return [s for s in walk(self.body) if isinstance(s, Launch)]
 
+    def launch_groups(self, kernel: str) -> int | None:
+        """The work-groups every launch of `kernel` takes, where that is one constant, else None
+        (as the launcher counts them: min(#NumGroups, max(1, groups...)))."""
+        counts = set()
+        for s in self.launches():
+            if kernel in s.kernels():
+                if not all(isinstance(g, K.Const) for g in s.groups):
+                    return None
+                counts.add(max(1, min(self.num_groups, max((g.value for g in s.groups), default=1))))
+        return counts.pop() if len(counts) == 1 else None
+
     def uses_of(self, kernel: str) -> Uses:
         """What kernel `kernel` takes (the same at every launch of it)."""
         return next(s.uses for s in self.launches() if kernel in s.kernels())

@@ -543,14 +543,21 @@ def rewrite_kernels(plan: P.Plan, f=None, fs=None, base: Ranges | None = None) -
 
 def kernel_ranges(base: Ranges, k: K.Kernel) -> Ranges:
     """The facts at the top of kernel k: its assigned names, and for those only ever given
-    int constants, the interval of those constants."""
+    int constants, the interval of those constants; the ids of the work-groups it is
+    launched on, where every launch takes the same constant count."""
     values: dict[str, list] = {}
     for s in K.walk_stmts(k.body):
         if isinstance(s, (K.DeclVar, K.Assign)):
             values.setdefault(s.var, []).append(s.init if isinstance(s, K.DeclVar) else s.expr)
     assigned = {name: Interval(min(v.value for v in vs), max(v.value for v in vs)) for name, vs in values.items()
                 if all(isinstance(v, K.Const) and v.ty == "int" for v in vs)}
-    return Ranges(base.plan, base.env, frozenset(values), defs=base.defs, assigned=assigned, aliases=base.aliases)
+    env = dict(base.env)
+    groups = base.plan.launch_groups(k.name)
+    if groups is not None:          # every launch takes this many work-groups
+        bs = base.plan.block_size
+        env.update({"%group_id": Interval(0, groups - 1), "%num_groups": Interval(groups, groups),
+                    "%global_id": Interval(0, groups * bs - 1), "%global_size": Interval(groups * bs, groups * bs)})
+    return Ranges(base.plan, env, frozenset(values), defs=base.defs, assigned=assigned, aliases=base.aliases)
 
 
 def _own_exprs(s: K.Stmt, r: Ranges, f) -> K.Stmt:

@@ -25,7 +25,7 @@ def unvirtualise(plan: P.Plan) -> P.Plan:
     stride = {"group_id": "num_groups", "global_id": "global_size"}
 
     def rewrite(k: K.Kernel) -> K.Kernel:
-        groups = launched_groups(plan, k.name)
+        groups = plan.launch_groups(k.name)
         units = {"group_id": groups, "global_id": groups * plan.block_size if groups else None}
 
         def fs(s: K.Stmt):
@@ -46,13 +46,3 @@ def unvirtualise(plan: P.Plan) -> P.Plan:
 
     return dataclasses.replace(plan, kernels=tuple(rewrite(k) for k in plan.kernels))
 
-
-def launched_groups(plan: P.Plan, kernel: str) -> int | None:
-    """The work-groups every launch of `kernel` takes, where that is one constant, else None."""
-    counts = set()
-    for s in plan.launches():
-        if kernel in s.kernels():
-            if not all(isinstance(g, K.Const) for g in s.groups):
-                return None
-            counts.add(max(1, min(plan.num_groups, max((g.value for g in s.groups), default=1))))
-    return counts.pop() if len(counts) == 1 else None
