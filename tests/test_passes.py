@@ -440,3 +440,15 @@ def test_unvirtualise_drops_the_part_test_where_every_launch_has_one_group_a_par
     body = [K.For("p", gid, K.cint(3), K.HwId("int", "num_groups"), (K.Store("b", gid, lid),))]
     out = unvirtualise(plan_of(body, num_groups=8)).kernels[0].body        # no launch: a test
     assert isinstance(out[0], K.If)
+
+
+def test_unroll_replaces_a_loop_every_work_item_runs_once_by_its_body():
+    """`for (i = lid; i < 64; i += 64)` at #BlockSize 64 runs once in every work-item: its body,
+    barrier and all; a loop no work-item runs goes."""
+    once = [K.For("i", lid, K.cint(64), K.cint(64), (K.Store("t", i, lid), K.Barrier(),
+                                                     K.Store("b", i, K.Load("int", "t", i))))]
+    tile = K.Buffer("t", "local", "int", K.cint(64), "test")
+    out = body_of(unroll_loops(plan_of(once, [tile])))
+    assert out[0] == K.Let("i", lid) and out[2] == K.Barrier() and not any(isinstance(s, K.For) for s in out)
+    never = [K.For("i", K.add(lid, K.cint(64)), K.cint(64), K.cint(64), (K.Store("b", i, lid),))]
+    assert body_of(unroll_loops(plan_of(never))) == ()

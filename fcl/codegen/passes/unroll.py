@@ -10,7 +10,10 @@ its body, copy k preceded by `let i_k = start + k * step`; copies k >= lo
 are guarded by `if (i_k < stop)`.  The names the body defines are renamed in
 each copy (names stay unique in a kernel).  Independent loads of the copies
 can then be in flight together (the target compiler rarely unrolls a loop
-whose start is the local id).  Not here: loops whose body holds a barrier
+whose start is the local id).  A loop that every work-item runs exactly once
+becomes its body whatever it holds (a warp's part loop where there are no
+more parts than warps: PoCL's optimiser aborted on its barriers, fuzz seed
+3654), and one that none runs goes.  Not here: loops whose body holds a barrier
 (their rounds are few and long, and PoCL miscompiles some straight-line
 sequences of barriers under conditions: tests/programs/fuzz_regressions.fcl
 warpIfForce gave wrong results there), partial unrolling of long loops,
@@ -81,6 +84,10 @@ def _unroll(s: K.Stmt, r: Ranges, names: Names):
     if bounds is None:
         return s
     fewest, most = bounds
+    if most == 0:                   # no work-item runs it
+        return ()
+    if fewest == most == 1:         # every work-item runs it once: its body, barriers and loops too
+        return (K.Let(s.var, s.start),) + s.body
     if most > MAX_TRIPS or most * (_size(s.body) + 1) > MAX_STATEMENTS:
         return s
     if K.contains_barrier(s.body) or any(isinstance(x, (K.For, K.SeqFor, K.ParFor, K.PartFor, K.Loop))
