@@ -638,6 +638,23 @@ def map_expr(f, e: Expr) -> Expr:
     return f(e)
 
 
+def map_own_exprs(s: Stmt, fe) -> Stmt:
+    """`s` with fe applied (bottom-up, re-folding: map_expr) to its own expressions, not its
+    bodies'."""
+    changes = {}
+    for name, kind in _child_fields(type(s)):
+        old = getattr(s, name)
+        if kind == "expr":
+            new = map_expr(fe, old)
+        elif kind == "exprs":
+            new = tuple(map_expr(fe, x) for x in old)
+        else:
+            continue
+        if _changed(new, old):
+            changes[name] = new
+    return dataclasses.replace(s, **changes) if changes else s
+
+
 def _changed(new, old) -> bool:
     """A rebuilt child differs from the old one: not the same objects (cheap) and not equal."""
     if new is old:
@@ -653,17 +670,14 @@ def map_stmts(fs, fe, stmts) -> tuple:
     (spliced in place)."""
     out = []
     for s in stmts:
+        s = map_own_exprs(s, fe)
         changes = {}
         for name, kind in _child_fields(type(s)):
-            old = getattr(s, name)
-            if kind == "expr":
-                new = map_expr(fe, old)
-            elif kind == "exprs":
-                new = tuple(map_expr(fe, x) for x in old)
-            else:
+            if kind == "block":
+                old = getattr(s, name)
                 new = map_stmts(fs, fe, old)
-            if _changed(new, old):
-                changes[name] = new
+                if _changed(new, old):
+                    changes[name] = new
         result = fs(dataclasses.replace(s, **changes) if changes else s)
         out.extend(result if isinstance(result, tuple) else (result,))
     return tuple(out)

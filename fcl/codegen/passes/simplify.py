@@ -60,7 +60,7 @@ def _propagate(stmts, subst: dict, assigned: set, avail: dict) -> tuple:
             cond = K.map_expr(lambda e: inner.get(e.name, e) if isinstance(e, K.Var) else e, s.cond)
             out.append(K.Loop(head, cond, _propagate(s.body, inner, assigned, seen)))
             continue
-        s = _map_exprs(s, fe)
+        s = K.map_own_exprs(s, fe)
         if isinstance(s, K.Let) and _copyable(s.expr, assigned):
             subst[s.var] = s.expr
             continue
@@ -83,20 +83,6 @@ def _propagate(stmts, subst: dict, assigned: set, avail: dict) -> tuple:
     return tuple(out)
 
 
-def _map_exprs(s: K.Stmt, fe) -> K.Stmt:
-    """`s` with fe applied (bottom-up, re-folding) to its own expressions, not its bodies'."""
-    changes = {}
-    for name, kind in K._child_fields(type(s)):
-        old = getattr(s, name)
-        if kind == "expr":
-            new = K.map_expr(fe, old)
-        elif kind == "exprs":
-            new = tuple(K.map_expr(fe, x) for x in old)
-        else:
-            continue
-        if new != old:
-            changes[name] = new
-    return dataclasses.replace(s, **changes) if changes else s
 
 
 def _drop_dead(stmts, used: set) -> tuple:

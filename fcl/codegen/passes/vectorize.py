@@ -423,7 +423,7 @@ class _Grouper:
         for pos, s in enumerate(stmts):
             out.extend(inserts.get(pos, ()))
             table = replace.get(pos)
-            out.append(_map_own(s, lambda e: table.get(e, e)) if table else s)
+            out.append(K.map_own_exprs(s, lambda e: table.get(e, e)) if table else s)
         return out
 
     @staticmethod
@@ -495,17 +495,3 @@ class _Grouper:
             or K.contains_barrier((s,))
 
 
-def _map_own(s: K.Stmt, fe) -> K.Stmt:
-    """s with fe applied (bottom-up, no re-folding needed for loads) to its own expressions."""
-    changes = {}
-    for name, kind in K._child_fields(type(s)):
-        old = getattr(s, name)
-        if kind == "expr":
-            new = K.map_expr(fe, old)
-        elif kind == "exprs":
-            new = tuple(K.map_expr(fe, x) for x in old)
-        else:
-            continue
-        if new != old:
-            changes[name] = new
-    return dataclasses.replace(s, **changes) if changes else s
