@@ -49,12 +49,11 @@ def launched(plan):
 def checked_nodes(plan, k, holds=None):
     """The checks a launch of kernel k runs: those of its unchecked version (bounds pass)
     unless `holds(condition)` says the version's host facts fail at the row's sizes."""
-    from fcl.codegen.passes.bounds import checks_in, version_test
-    test = version_test(plan, k.name)
-    if test is None or holds is not None and holds(test) is False:
+    from fcl.codegen.passes.bounds import checks_in
+    version = plan.version(k.name)
+    if version is None or holds is not None and holds(version[1]) is False:
         return checks_in(k.body)
-    fast = next(s.fast for s in plan.launches() if s.kernel == k.name)
-    return checks_in(plan.kernel(fast).body)
+    return checks_in(plan.kernel(version[0]).body)
 
 
 class _LengthsOnly:
@@ -101,11 +100,10 @@ def check_counts(row: S.Fcl, dims: tuple) -> dict[str, int]:
 def version(plan, k, holds) -> str:
     """How launches of kernel k run at the row's sizes: its unchecked version, the checked
     kernel, or unknown here (facts on a host scalar set in a host loop)."""
-    from fcl.codegen.passes.bounds import version_test
-    test = version_test(plan, k.name)
-    if test is None:
+    version = plan.version(k.name)
+    if version is None:
         return ""
-    return {True: " unchecked version", False: " checked version", None: " version ?"}[holds(test)]
+    return {True: " unchecked version", False: " checked version", None: " version ?"}[holds(version[1])]
 
 
 def first_dims(bench: str, size: str | None) -> tuple:

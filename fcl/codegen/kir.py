@@ -736,16 +736,27 @@ def contains_barrier(stmts) -> bool:
     return any(isinstance(s, Barrier) for s in walk_stmts(stmts))
 
 
+def accesses(s: Stmt) -> tuple[set[str], set[str]]:
+    """(names s itself reads, names it writes): buffers and pointer variables, not those of
+    its nested bodies.  A pointer's declaration reads the buffer it starts at; a bounds check
+    (`Checked`) reads its buffer."""
+    reads = {n.buf for e in stmt_exprs(s) for n in walk_expr(e) if isinstance(n, (Load, Checked))}
+    writes = set()
+    if isinstance(s, (Store, AtomicOr, VStore)):
+        writes.add(s.buf)
+    elif isinstance(s, VLoad):
+        reads.add(s.buf)
+    elif isinstance(s, DeclPtr):
+        reads.add(s.init)
+    return reads, writes
+
+
 def buffers_used(stmts) -> set[str]:
     """Names of buffers and pointer variables read or written in `stmts`."""
     names = set()
     for s in walk_stmts(stmts):
-        if isinstance(s, (Store, AtomicOr, VLoad, VStore)):
-            names.add(s.buf)
-        if isinstance(s, DeclPtr):
-            names.add(s.init)
-        for e in stmt_exprs(s):
-            names.update(n.buf for n in walk_expr(e) if isinstance(n, (Load, Checked)))
+        reads, writes = accesses(s)
+        names |= reads | writes
     return names
 
 

@@ -183,6 +183,11 @@ class Launch(HostStmt):
         return (self.kernel, self.fast) if self.fast else (self.kernel,)
 
 
+def group_count(num_groups: int, sizes) -> int:
+    """The work-groups a launch takes: min(#NumGroups, max(1, its grid sizes...))."""
+    return max(1, min(num_groups, max(sizes, default=1)))
+
+
 def chosen(s: Launch, env: dict) -> str:
     """The kernel launch `s` runs with host scalars `env`: its unchecked version where the
     version's host facts hold, else the kernel itself."""
@@ -271,15 +276,19 @@ class Plan:
     def launches(self) -> list[Launch]:
         return [s for s in walk(self.body) if isinstance(s, Launch)]
 
+    def version(self, kernel: str) -> tuple[str, K.Expr] | None:
+        """(its unchecked version, the host facts under which launches run it) for a kernel
+        the host launches, or None."""
+        return next(((s.fast, s.when) for s in self.launches() if s.kernel == kernel and s.fast), None)
+
     def launch_groups(self, kernel: str) -> int | None:
-        """The work-groups every launch of `kernel` takes, where that is one constant, else None
-        (as the launcher counts them: min(#NumGroups, max(1, groups...)))."""
+        """The work-groups every launch of `kernel` takes, where that is one constant, else None."""
         counts = set()
         for s in self.launches():
             if kernel in s.kernels():
                 if not all(isinstance(g, K.Const) for g in s.groups):
                     return None
-                counts.add(max(1, min(self.num_groups, max((g.value for g in s.groups), default=1))))
+                counts.add(group_count(self.num_groups, [g.value for g in s.groups]))
         return counts.pop() if len(counts) == 1 else None
 
     def uses_of(self, kernel: str) -> Uses:

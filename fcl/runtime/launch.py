@@ -81,7 +81,7 @@ class Launcher:
 
     def groups(self, s: P.Launch, env: dict) -> int:
         want = [self.size_of(g, env, f"the grid of {s.kernel}") for g in s.groups]
-        return max(1, min(self.plan.num_groups, max(want, default=1)))
+        return P.group_count(self.plan.num_groups, want)
 
     def local_sizes(self, k: K.Kernel, env: dict, static_only: bool = False) -> list[tuple[K.Buffer, int]]:
         """(buffer, bytes) of each local buffer (only those of constant size with

@@ -19,8 +19,7 @@ and the host picks it at each launch (`plan.Launch.fast`/`when`, `plan.chosen`):
 where the facts fail the checked kernel runs as before (same located error).
 The test is on the host, not at the kernel's top, so no barrier ever stands
 under it (PoCL's optimised builds run a barrier under a uniform `if` wrongly:
-paper.fcl's transposeTiled gave garbage).  `fast_checks` counts the checks of
-the kernel a launch runs when the facts hold.
+paper.fcl's transposeTiled gave garbage); `Plan.version` names a kernel's.
 Not here: which checks exist (lower.py), what a failure does (kir.Checked).
 """
 from __future__ import annotations
@@ -70,19 +69,6 @@ def checks_in(stmts) -> list:
     """The `Checked` nodes in stmts."""
     return [x for s in K.walk_stmts(stmts) for e in K.stmt_exprs(s) for x in K.walk_expr(e)
             if isinstance(x, K.Checked)]
-
-
-def fast_checks(plan: P.Plan) -> dict[str, int]:
-    """{kernel: checks of the kernel its launches run when the host facts of its unchecked
-    version hold} (the kernels launched, not their versions)."""
-    fast = {s.kernel: s.fast for s in plan.launches() if s.fast}
-    return {k.name: len(checks_in(plan.kernel(fast.get(k.name, k.name)).body)) for k in plan.kernels
-            if k.name not in fast.values()}
-
-
-def version_test(plan: P.Plan, kernel: str) -> K.Expr | None:
-    """The host facts under which launches of `kernel` run its unchecked version, or None."""
-    return next((s.when for s in plan.launches() if s.kernel == kernel and s.fast), None)
 
 
 def _version(plan: P.Plan, k: K.Kernel) -> tuple[K.Kernel | None, K.Expr | None]:

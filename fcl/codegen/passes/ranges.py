@@ -116,11 +116,10 @@ class Ranges:
             have = env[var]
             if iv.lo <= have.hi and iv.hi >= have.lo:
                 env[var] = Interval(max(have.lo, iv.lo), min(have.hi, iv.hi))
-        bs, ng = plan.block_size, plan.num_groups
+        bs = plan.block_size
         env.update({"%lid": Interval(0, bs - 1), "%wid": Interval(0, max(1, bs // plan.warp_size) - 1),
-                    "%lane": Interval(0, min(bs, plan.warp_size) - 1), "%group_id": Interval(0, ng - 1),
-                    "%num_groups": Interval(1, ng), "%global_id": Interval(0, ng * bs - 1),
-                    "%global_size": Interval(bs, ng * bs)})
+                    "%lane": Interval(0, min(bs, plan.warp_size) - 1)})
+        env.update(_grid(plan, 1, plan.num_groups))
         out.env = env
         return out
 
@@ -554,10 +553,15 @@ def kernel_ranges(base: Ranges, k: K.Kernel) -> Ranges:
     env = dict(base.env)
     groups = base.plan.launch_groups(k.name)
     if groups is not None:          # every launch takes this many work-groups
-        bs = base.plan.block_size
-        env.update({"%group_id": Interval(0, groups - 1), "%num_groups": Interval(groups, groups),
-                    "%global_id": Interval(0, groups * bs - 1), "%global_size": Interval(groups * bs, groups * bs)})
+        env.update(_grid(base.plan, groups, groups))
     return Ranges(base.plan, env, frozenset(values), defs=base.defs, assigned=assigned, aliases=base.aliases)
+
+
+def _grid(plan: P.Plan, fewest: int, most: int) -> dict[str, Interval]:
+    """The ids of a launch of between `fewest` and `most` work-groups."""
+    bs = plan.block_size
+    return {"%group_id": Interval(0, most - 1), "%num_groups": Interval(fewest, most),
+            "%global_id": Interval(0, most * bs - 1), "%global_size": Interval(fewest * bs, most * bs)}
 
 
 def _own_exprs(s: K.Stmt, r: Ranges, f) -> K.Stmt:

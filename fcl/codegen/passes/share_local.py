@@ -30,6 +30,7 @@ import dataclasses
 
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
+from fcl.codegen.passes.unroll import rename
 
 
 def share_local_memory(plan: P.Plan) -> P.Plan:
@@ -106,14 +107,8 @@ def _count(stmts, name: str, groups) -> int:
 
 
 def _own_uses(s: K.Stmt, groups) -> set[str]:
-    names = set()
-    if isinstance(s, (K.Store, K.AtomicOr)):
-        names.add(s.buf)
-    if isinstance(s, K.DeclPtr):
-        names.add(s.init)
-    for e in K.stmt_exprs(s):
-        names.update(n.buf for n in K.walk_expr(e) if isinstance(n, (K.Load, K.Checked)))
-    return {b for n in names for b in groups.get(n, ())}
+    reads, writes = K.accesses(s)
+    return {b for n in reads | writes for b in groups.get(n, ())}
 
 
 def _compatible(a: K.Buffer, b: K.Buffer, groups) -> bool:
@@ -130,7 +125,6 @@ def _apart(a_first: int, a_last: int, b_first: int, b_last: int, barriers: list[
 
 def _rename(k: K.Kernel, gone: str, keep: str) -> K.Kernel:
     """Kernel k with local buffer `gone` stored in `keep` (sized to the larger of the two)."""
-    from fcl.codegen.passes.unroll import rename
     old = {b.name: b for b in k.locals_}
     size = max(old[keep].size.value, old[gone].size.value)
     origins = old[keep].origin.split("; ")

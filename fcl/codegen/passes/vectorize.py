@@ -91,7 +91,6 @@ class _Facts:
         self.loops: dict[str, K.For] = {}
         self.assigned: set[str] = set()
         self.written: set[str] = set()          # buffers the kernel stores to
-        self.read: set[str] = set()
         for s in K.walk_stmts(k.body):
             if isinstance(s, K.Let):
                 self.lets[s.var] = s.expr
@@ -101,11 +100,7 @@ class _Facts:
                 self.assigned.add(s.var)
             elif isinstance(s, (K.DeclPtr, K.SwapPtr)):
                 self.assigned.update(K.binds(s))
-            if isinstance(s, (K.Store, K.AtomicOr, K.VStore)):
-                self.written.add(s.buf)
-            if isinstance(s, K.VLoad):
-                self.read.add(s.buf)
-            self.read.update(n.buf for e in K.stmt_exprs(s) for n in K.walk_expr(e) if isinstance(n, K.Load))
+            self.written |= K.accesses(s)[1]
 
     def vectorisable(self, buf: str, ty: str) -> bool:
         b = self.globals.get(buf)
@@ -276,12 +271,7 @@ def _independent(loop: K.For, block, facts: _Facts) -> bool:
                     return False    # only element i, or the same element in every iteration
                 if isinstance(n, K.Load) and n.index == i:
                     useful = useful or facts.vectorisable(n.buf, n.ty)
-    return useful and not stored & _used(x for x in block if x is not loop)
-
-
-def _used(stmts) -> set[str]:
-    """Buffers read or written anywhere in stmts."""
-    return K.buffers_used(tuple(stmts))
+    return useful and not stored & K.buffers_used(tuple(x for x in block if x is not loop))
 
 
 def _strip_mine(loop: K.For, facts: _Facts, names: Names) -> tuple:
@@ -323,28 +313,28 @@ def _unconditional_loads(e: K.Expr):
         yield from _unconditional_loads(c)
 
 
-def _touches(s: K.Stmt, buf: str) -> tuple[bool, bool]:
-    """(reads buf, writes buf) anywhere in s."""
-    reads = writes = False
+def _accesses(s: K.Stmt) -> tuple[set[str], set[str]]:
+    """(names read, names written) anywhere in s."""
+    reads, writes = set(), set()
     for x in K.walk_stmts((s,)):
-        if isinstance(x, (K.Store, K.AtomicOr, K.VStore)) and x.buf == buf:
-            writes = True
-        if isinstance(x, K.VLoad) and x.buf == buf:
-            reads = True
-        if any(isinstance(n, K.Load) and n.buf == buf for e in K.stmt_exprs(x) for n in K.walk_expr(e)):
-            reads = True
+        r, w = K.accesses(x)
+        reads |= r
+        writes |= w
     return reads, writes
 
 
-def _writes_global(s: K.Stmt, facts: _Facts, but: str = "") -> bool:
-    return any(isinstance(x, (K.Store, K.AtomicOr, K.VStore)) and x.buf in facts.globals and x.buf != but
-               for x in K.walk_stmts((s,)))
+def _touches(s: K.Stmt, buf: str) -> tuple[bool, bool]:
+    """(reads buf, writes buf) anywhere in s."""
+    reads, writes = _accesses(s)
+    return buf in reads, buf in writes
+
+
+def _writes_global(s: K.Stmt, facts: _Facts) -> bool:
+    return any(b in facts.globals for b in _accesses(s)[1])
 
 
 def _reads_written_global(s: K.Stmt, facts: _Facts) -> bool:
-    return any(isinstance(n, K.Load) and n.buf in facts.globals and n.buf in facts.written
-               for x in K.walk_stmts((s,)) for e in K.stmt_exprs(x) for n in K.walk_expr(e)) or \
-        any(isinstance(x, K.VLoad) and x.buf in facts.written for x in K.walk_stmts((s,)))
+    return any(b in facts.globals and b in facts.written for b in _accesses(s)[0])
 
 
 class _Grouper:
