@@ -14,7 +14,6 @@ import json
 import re
 import subprocess
 import sys
-import time
 from functools import lru_cache
 from pathlib import Path
 
@@ -516,24 +515,7 @@ def test_fclc_run_too_much_local_memory_is_located(tmp_path):
     assert "Traceback" not in p.stderr
 
 
-# ---------------------------------------------------------------- compile time (printed, not asserted)
-
-def test_report_fcl_to_opencl_compile_time(capsys):
-    lines = []
-    for path in sorted((REPO / "examples").glob("*.fcl")) + sorted(PROGRAMS.glob("*.fcl")):
-        prog = fcl.load_file(path)
-        for entry in sorted({c.entry for c in parse_test_blocks(path.read_text(), str(path))}):
-            if (path.name, entry) in CODEGEN_BUGS:
-                continue
-            start = time.perf_counter()
-            source = prog.compile(entry).opencl_source       # lowering + rendering, no OpenCL build
-            name = f"{path.name}:{entry}"
-            lines.append(f"  {name:<40} {1000 * (time.perf_counter() - start):7.1f} ms "
-                         f"{len(source):6d} chars")
-    with capsys.disabled():
-        print("\nFCL -> OpenCL compile time (fresh compile, OpenCL build excluded):")
-        print("\n".join(lines))
-
+# ---------------------------------------------------------------- host loops
 
 def test_grid_while_with_runtime_condition_is_a_host_loop():
     """A grid-level while whose condition reads data: condition kernel + step kernel, run by the host."""

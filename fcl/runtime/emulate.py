@@ -30,21 +30,10 @@ class Emulator(Launcher):
     def check_block_size(self):
         pass
 
-    def bind_args(self, args: list) -> State:
-        st = State({})
-        leaves = []
-        for k, (spec, value) in enumerate(zip(self.plan.args, args)):
-            parts, shape = P.split_arg(spec, value, k + 1)
-            leaves += parts
-            st.env.update(shape)
-        for spec, value in leaves:
-            if isinstance(spec, P.ArrayArg):
-                host = np.array(value, dtype=STORAGE_DTYPES[spec.ty]).reshape(-1)
-                st.env[spec.length] = len(host)
-                st.bufs[spec.buffer] = host if host.size else np.zeros(1, STORAGE_DTYPES[spec.ty])
-            elif spec.value is None:
-                st.env[spec.param] = int(value) if spec.ty in ("int", "bool") else value
-        return st
+    def bind_array(self, spec: P.ArrayArg, value, st: State):
+        host = np.array(value, dtype=STORAGE_DTYPES[spec.ty]).reshape(-1)
+        st.env[spec.length] = len(host)
+        st.bufs[spec.buffer] = host if host.size else np.zeros(1, STORAGE_DTYPES[spec.ty])
 
     def do_Alloc(self, s: P.Alloc, st: State):
         b = self.plan.buffer(s.buffer)

@@ -124,7 +124,8 @@ class Launcher:
         return result, C.Profile(st.events)
 
     def bind_args(self, args: list) -> State:
-        cl = self.cl
+        """The state a plan starts from: each argument split into its leaves (an array's
+        buffer and length, a scalar's value), arrays stored by `bind_array`."""
         st = State({})
         leaves = []
         for k, (spec, value) in enumerate(zip(self.plan.args, args)):
@@ -132,21 +133,26 @@ class Launcher:
             leaves += parts
             st.env.update(shape)
         for spec, value in leaves:
-            if isinstance(spec, P.ArrayArg) and C.is_device_array(value):
-                st.env[spec.length] = value.size
-                buf = C.device_buffer(value, self.queue, f"the array `{spec.name or spec.buffer}`")
-                st.bufs[spec.buffer] = buf or self.cl.Buffer(self.context, cl.mem_flags.READ_ONLY, 4)
-                st.inputs.add(spec.buffer)
-            elif isinstance(spec, P.ArrayArg):
-                host = np.ascontiguousarray(value, dtype=DTYPES[spec.ty])
-                st.env[spec.length] = len(host)
-                if host.size == 0:
-                    host = np.zeros(1, dtype=DTYPES[spec.ty])
-                st.bufs[spec.buffer] = cl.Buffer(self.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
-                                                 hostbuf=host)
+            if isinstance(spec, P.ArrayArg):
+                self.bind_array(spec, value, st)
             elif spec.value is None:
                 st.env[spec.param] = int(value) if spec.ty in ("int", "bool") else value
         return st
+
+    def bind_array(self, spec: P.ArrayArg, value, st: State):
+        cl = self.cl
+        if C.is_device_array(value):
+            st.env[spec.length] = value.size
+            buf = C.device_buffer(value, self.queue, f"the array `{spec.name or spec.buffer}`")
+            st.bufs[spec.buffer] = buf or cl.Buffer(self.context, cl.mem_flags.READ_ONLY, 4)
+            st.inputs.add(spec.buffer)
+            return
+        host = np.ascontiguousarray(value, dtype=DTYPES[spec.ty])
+        st.env[spec.length] = len(host)
+        if host.size == 0:
+            host = np.zeros(1, dtype=DTYPES[spec.ty])
+        st.bufs[spec.buffer] = cl.Buffer(self.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                                         hostbuf=host)
 
     def exec(self, stmts, st: State):
         """Run host statements; the value of the plan's Result, if reached."""

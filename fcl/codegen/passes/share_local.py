@@ -69,11 +69,6 @@ def _groups(k: K.Kernel) -> dict[str, frozenset]:
     return {name: frozenset(members[find(name)]) for name in set(parent) | locals_}
 
 
-def _touched(stmts, groups) -> set[str]:
-    """The local buffers `stmts` use (through pointers too)."""
-    return {b for name in K.buffers_used(stmts) for b in groups.get(name, ())}
-
-
 def _blocks(stmts, top: bool = True):
     """(statement sequence, repeats) for the kernel body and every body nested in it."""
     yield stmts, not top
@@ -83,15 +78,19 @@ def _blocks(stmts, top: bool = True):
 
 
 def _find_merge(k: K.Kernel) -> tuple[str, str] | None:
-    groups = _groups(k)
     fixed = {b.name: b for b in k.locals_ if isinstance(b.size, K.Const)}
-    total = {name: _count(k.body, name, groups) for name in fixed}
+    if len(fixed) < 2:
+        return None
+    groups = _groups(k)
+    uses = _Uses(groups)
+    total = uses.count(k.body)
     for seq, repeats in _blocks(k.body):
         spans: dict[str, list[int]] = {}
         for i, s in enumerate(seq):
-            for name in _touched((s,), groups):
+            for name in uses.within(s):
                 spans.setdefault(name, []).append(i)
-        inside = [n for n in spans if n in fixed and _count(seq, n, groups) == total[n] and total[n] > 0]
+        here = uses.count(seq)
+        inside = [n for n in spans if n in fixed and here.get(n, 0) == total.get(n, 0) > 0]
         barriers = [i for i, s in enumerate(seq) if isinstance(s, K.Barrier)]
         for a in inside:
             for b in inside:
@@ -101,14 +100,31 @@ def _find_merge(k: K.Kernel) -> tuple[str, str] | None:
     return None
 
 
-def _count(stmts, name: str, groups) -> int:
-    """How many statements of `stmts` (nested ones too) use buffer `name` directly."""
-    return sum(1 for s in K.walk_stmts(stmts) if name in _own_uses(s, groups))
+class _Uses:
+    """Per statement (nested ones too), how many statements use each local buffer directly
+    (through pointers too); computed once a statement."""
 
+    def __init__(self, groups):
+        self.groups = groups
+        self.memo: dict[int, dict[str, int]] = {}
 
-def _own_uses(s: K.Stmt, groups) -> set[str]:
-    reads, writes = K.accesses(s)
-    return {b for n in reads | writes for b in groups.get(n, ())}
+    def within(self, s: K.Stmt) -> dict[str, int]:
+        got = self.memo.get(id(s))
+        if got is None:
+            reads, writes = K.accesses(s)
+            got = dict.fromkeys({b for n in reads | writes for b in self.groups.get(n, ())}, 1)
+            for body in K.stmt_children(s):
+                for name, c in self.count(body).items():
+                    got[name] = got.get(name, 0) + c
+            self.memo[id(s)] = got
+        return got
+
+    def count(self, stmts) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for s in stmts:
+            for name, c in self.within(s).items():
+                out[name] = out.get(name, 0) + c
+        return out
 
 
 def _compatible(a: K.Buffer, b: K.Buffer, groups) -> bool:
