@@ -53,7 +53,8 @@ class Runner:
             env["PYOPENCL_NO_CACHE"] = "1"
             cmd.append("--oclgrind")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, env=env, text=True, bufsize=1)
+                                     stderr=subprocess.DEVNULL, env=env, text=True, bufsize=1,
+                                     cwd=self.tmp.name)   # where a crashing driver leaves its files (PoCL: broken.dot)
         self.pending = b""
 
     def stop(self):

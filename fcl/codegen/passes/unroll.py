@@ -12,8 +12,8 @@ each copy (names stay unique in a kernel).  Independent loads of the copies
 can then be in flight together (the target compiler rarely unrolls a loop
 whose start is the local id).  A loop that every work-item runs exactly once
 becomes its body whatever it holds (a warp's part loop where there are no
-more parts than warps: PoCL's optimiser aborted on its barriers, fuzz seed
-3654), and one that none runs goes.  Not here: loops whose body holds a barrier
+more parts than warps: fewer loops around barriers for the target compiler),
+and one that none runs goes.  Not here: loops whose body holds a barrier
 (their rounds are few and long, and PoCL miscompiles some straight-line
 sequences of barriers under conditions: tests/programs/fuzz_regressions.fcl
 warpIfForce gave wrong results there), partial unrolling of long loops,
