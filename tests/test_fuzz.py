@@ -233,6 +233,7 @@ def test_a_5000_digit_literal_is_a_located_error(tmp_path, repo_env):
     with pytest.raises(fcl.ParseError) as err:
         fcl.load_file(path)
     assert err.value.span is not None and "out of range" in err.value.message
+    assert "`99999999999999999999...` (5000 digits) is out of range" in err.value.message
     p = subprocess.run([sys.executable, "-m", "fcl.cli", "check", str(path)], capture_output=True,
                        text=True, env=repo_env)
     assert p.returncode == 1 and f"{path}:1:15: error:" in p.stderr and "Traceback" not in p.stderr

@@ -500,8 +500,8 @@ def _number(text: str, span: Span) -> A.Expr:
     digits = text.lstrip("+-").lstrip("0")
     value = int(text) if len(digits) <= 12 else None    # Python refuses to convert > 4300 digits
     if value is None or not INT_MIN <= value <= INT_MAX:
-        shown = text if len(text) <= 40 else f"{text[:20]}...` ({len(digits)} digits"
-        raise ParseError(f"integer literal `{shown}` is out of range for a 32-bit int "
+        shown = f"`{text}`" if len(text) <= 40 else f"`{text[:20]}...` ({len(digits)} digits)"
+        raise ParseError(f"integer literal {shown} is out of range for a 32-bit int "
                          f"({INT_MIN} to {INT_MAX})", span)
     return A.IntLit(value, span)
 
