@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fcl.errors import ArgumentError, NO_SPAN
-from fcl.hw import DEFAULT_HW
+from fcl.hw import DEFAULT_HW, STORAGE_DTYPES
 from fcl.runtime import calling as C
 from fcl.syntax import ast as A
 from fcl.syntax.loader import prelude_decls  # noqa: F401 (prelude_decls: used by the REPL)
@@ -445,7 +445,7 @@ class Kernel:
         if name is None:
             raise ArgumentError(f"{what}: a pyopencl array is passed only for an array of int, float, "
                                 f"double or bool; the parameter has type {show_type(t)}")
-        return C.device_array(v, DEVICE_DTYPES[name], name, what)
+        return C.device_array(v, STORAGE_DTYPES[name], name, what)
 
     @property
     def queue(self):
@@ -522,7 +522,6 @@ def default_type(t: T.Type) -> T.Type:
 
 SCALAR_OF_DTYPE = {np.dtype(np.int32): T.INT, np.dtype(np.float32): T.FLOAT,
                    np.dtype(np.float64): T.DOUBLE, np.dtype(np.bool_): T.BOOL}
-DEVICE_DTYPES = {"int": np.int32, "float": np.float32, "double": np.float64, "bool": np.uint8}
 
 
 def value_type(v, declared: T.Type | None = None) -> T.Type:

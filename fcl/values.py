@@ -24,12 +24,12 @@ from pathlib import Path
 import numpy as np
 
 from fcl.errors import ArgumentError
+from fcl.hw import VALUE_DTYPES
 from fcl.types.types import TCon, TFunT, TLevelFunT, TPairT, TPullT, TPushT, TVarT, Type
 
 INT_MIN, INT_MAX = -(2 ** 31), 2 ** 31 - 1
 
-DTYPES = {"int": np.dtype(np.int32), "double": np.dtype(np.float64),
-          "float": np.dtype(np.float32), "bool": np.dtype(np.bool_)}
+DTYPES = {str(t): dt for t, dt in VALUE_DTYPES.items()}    # element name -> numpy dtype the user sees
 ELEMENT_NAMES = {dt: name for name, dt in DTYPES.items()}
 
 

@@ -46,8 +46,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from fcl.hw import LEVEL_KEYWORDS
+
 THREAD, WARP, BLOCK, GRID = 0, 1, 2, 3
-LEVELS = ("thread", "warp", "block", "grid")
+LEVELS = LEVEL_KEYWORDS
 
 # Entry names that are also OpenCL C keywords, types or built-ins, or not C identifiers.
 AWKWARD_NAMES = ("main", "kernel", "float4", "global", "restrict", "fcl_add", "sin", "rev'",

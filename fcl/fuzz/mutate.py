@@ -16,13 +16,14 @@ import random
 import re
 
 from fcl.fuzz.minimize import replace_at, subexprs
+from fcl.hw import LEVEL_KEYWORDS
 from fcl.syntax import ast as A
 
 HW = {"#BlockSize": 64, "#WarpSize": 32, "#NumGroups": 8}
 BOUNDARY_INTS = (0, 1, -1, 2147483647, -2147483648, 65536)
 OPS = ("+", "-", "*", "/", "%", "div", "mod", "<", "<=", "==", "!=", "&&", "||", "&", "|", "^",
        "<<", ">>", "|>", ".")
-LEVELS = ("thread", "warp", "block", "grid")
+LEVELS = LEVEL_KEYWORDS
 TOKEN = re.compile(r"--[^\n]*|\(\*|\*\)|\d+(?:\.\d+)?(?:e-?\d+)?f?|[A-Za-z_#'][\w']*|=>|->|<=|>=|==|!=|&&|\|\||\|>|<<|>>|\S")
 
 

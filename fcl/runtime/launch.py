@@ -18,10 +18,10 @@ from fcl.codegen import kir as K
 from fcl.codegen.opencl import kernel_symbol
 from fcl.codegen import plan as P
 from fcl.errors import ArgumentError, CompileError, CompilerBug, EvalError
+from fcl.hw import STORAGE_DTYPES
 from fcl.runtime import calling as C
 from fcl.runtime import device as D
 
-DTYPES = {"int": np.int32, "float": np.float32, "double": np.float64, "bool": np.uint8}
 MAX_HOST_ITERATIONS = 1 << 20
 
 
@@ -93,7 +93,7 @@ class Launcher:
                 continue
             n = self.size_of(b.size, env, b.origin)
             size = max(1, K.footprint(b, n * K.copies(b, self.plan.block_size, self.plan.warp_size)))
-            out.append((b, size * np.dtype(DTYPES[b.ty]).itemsize))
+            out.append((b, size * np.dtype(STORAGE_DTYPES[b.ty]).itemsize))
             total += out[-1][1]
             if total > limit:
                 raise CompileError(
@@ -147,10 +147,10 @@ class Launcher:
             st.bufs[spec.buffer] = buf or cl.Buffer(self.context, cl.mem_flags.READ_ONLY, 4)
             st.inputs.add(spec.buffer)
             return
-        host = np.ascontiguousarray(value, dtype=DTYPES[spec.ty])
+        host = np.ascontiguousarray(value, dtype=STORAGE_DTYPES[spec.ty])
         st.env[spec.length] = len(host)
         if host.size == 0:
-            host = np.zeros(1, dtype=DTYPES[spec.ty])
+            host = np.zeros(1, dtype=STORAGE_DTYPES[spec.ty])
         st.bufs[spec.buffer] = cl.Buffer(self.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                                          hostbuf=host)
 
@@ -170,10 +170,10 @@ class Launcher:
         n = max(1, self.size_of(b.size, st.env, b.origin))
         if b.role in ("guard", "bounds"):       # starts at zero: CheckSteps/CheckBounds read it
             st.bufs[b.name] = self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE | self.cl.mem_flags.COPY_HOST_PTR,
-                                             hostbuf=np.zeros(n, dtype=DTYPES[b.ty]))
+                                             hostbuf=np.zeros(n, dtype=STORAGE_DTYPES[b.ty]))
             return
         st.bufs[b.name] = self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE,
-                                         n * np.dtype(DTYPES[b.ty]).itemsize)
+                                         n * np.dtype(STORAGE_DTYPES[b.ty]).itemsize)
 
     def do_CheckSteps(self, s: P.CheckSteps, st: State):
         bits = self.read_ints(st.buffer(s.buffer), 1)[0]
@@ -224,7 +224,7 @@ class Launcher:
         k = self.plan.kernel(P.chosen(s, st.env))
         groups = self.groups(s, st.env)
         params = {p.name: p for p in self.plan.params}
-        scalars = [DTYPES["int" if params[p].ty == "bool" else params[p].ty](st.env[p]) for p in s.uses.params]
+        scalars = [STORAGE_DTYPES["int" if params[p].ty == "bool" else params[p].ty].type(st.env[p]) for p in s.uses.params]
         dynamic = [cl.LocalMemory(nbytes) for b, nbytes in self.local_sizes(k, st.env)
                    if not isinstance(b.size, K.Const)]
         kernel = self.kernels[k.name]
@@ -253,12 +253,12 @@ class Launcher:
             name = st.bind.get(s.buffer, s.buffer)
             buf = st.bufs[name]
             if name in st.inputs:       # the caller's own array: never hand it back as the result
-                nbytes = max(n, 1) * np.dtype(DTYPES[s.ty]).itemsize
+                nbytes = max(n, 1) * np.dtype(STORAGE_DTYPES[s.ty]).itemsize
                 buf = self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE, nbytes)
                 if n:
                     self.cl.enqueue_copy(self.queue, buf, st.bufs[name], byte_count=nbytes)
-            return C.device_result(self.queue, buf, n, bool if s.ty == "bool" else DTYPES[s.ty])
-        host = np.empty(max(n, 1), dtype=DTYPES[s.ty])
+            return C.device_result(self.queue, buf, n, bool if s.ty == "bool" else STORAGE_DTYPES[s.ty])
+        host = np.empty(max(n, 1), dtype=STORAGE_DTYPES[s.ty])
         self.cl.enqueue_copy(self.queue, host, st.buffer(s.buffer))
         host = host[:n]
         if s.ty == "bool":

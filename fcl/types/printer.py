@@ -10,6 +10,7 @@ variable gets the same name in all of them.  Kinds are not printed.
 """
 from __future__ import annotations
 
+from fcl.hw import LEVEL_KEYWORDS
 from fcl.types.types import (LSucc, LVarT, LZero, Level, Scheme, TCon, TFunT, TLevelFunT,
                              TPairT, TPullT, TPushT, TVarT, Type, level_depth)
 
@@ -50,7 +51,7 @@ def format_level(lv: Level, namer: Namer | None = None) -> str:
     namer = namer or Namer()
     depth = level_depth(lv)
     if depth is not None and depth <= 3:
-        return ("thread", "warp", "block", "grid")[depth]
+        return LEVEL_KEYWORDS[depth]
     if isinstance(lv, LSucc):
         return "1+" + format_level(lv.inner, namer)
     if isinstance(lv, LVarT):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fcl.hw import LEVEL_BY_NAME
+from fcl.hw import LEVEL_BY_NAME, LEVEL_KEYWORDS
 
 # ---------------------------------------------------------------- levels
 
@@ -61,7 +61,7 @@ def level_name(level: Level) -> str:
     """`thread`/`warp`/`block`/`grid`, `1+l` for open levels."""
     depth = level_depth(level)
     if depth is not None and depth <= 3:
-        return ("thread", "warp", "block", "grid")[depth]
+        return LEVEL_KEYWORDS[depth]
     if isinstance(level, LSucc):
         return "1+" + level_name(level.inner)
     if isinstance(level, LVarT):
