@@ -38,35 +38,95 @@ def share_local_memory(plan: P.Plan) -> P.Plan:
 
 
 def _share(k: K.Kernel) -> K.Kernel:
-    while True:
-        merge = _find_merge(k)
-        if merge is None:
-            return k
-        keep, gone = merge
-        k = _rename(k, gone, keep)
+    if sum(isinstance(b.size, K.Const) for b in k.locals_) < 2:
+        return k
+    sharing = _Sharing(k)
+    while (merge := sharing.find_merge()) is not None:
+        sharing.merge(*merge)
+    return sharing.kernel()
 
 
-def _groups(k: K.Kernel) -> dict[str, frozenset]:
-    """name (local buffer or pointer variable) -> the local buffers a use of it may touch."""
-    parent: dict[str, str] = {}
+class _Sharing:
+    """The merges of one kernel, found one at a time as if the kernel were rewritten after
+    each (buffer B stored in A: B's uses are A's from then on) but rewritten once at the end:
+    `alias` maps a merged-away buffer to the one that stores it, its pointer class joins that
+    buffer's, and each statement's own accesses are read once.  Buffers are tried in the
+    kernel's order, so the merges do not depend on the order of a set."""
 
-    def find(x):
-        while parent.get(x, x) != x:
-            x = parent[x]
+    def __init__(self, k: K.Kernel):
+        self.k = k
+        self.buffers = {b.name: b for b in k.locals_}          # the current buffers, in order
+        self.rank = {name: i for i, name in enumerate(self.buffers)}
+        self.alias: dict[str, str] = {}
+        self.parent: dict[str, str] = {}
+        self.names: dict[int, frozenset] = {}                   # id(stmt) -> names it uses itself
+        for s in K.walk_stmts(k.body):
+            if isinstance(s, K.DeclPtr):
+                self.union(s.var, s.init)
+            elif isinstance(s, K.SwapPtr):
+                self.union(s.a, s.b)
+            reads, writes = K.accesses(s)
+            self.names[id(s)] = frozenset(reads | writes)
+        self.blocks = list(_blocks(k.body))
+
+    def find(self, x: str) -> str:
+        while self.parent.get(x, x) != x:
+            x = self.parent[x]
         return x
 
-    def union(a, b):
-        parent[find(a)] = find(b)
-    for s in K.walk_stmts(k.body):
-        if isinstance(s, K.DeclPtr):
-            union(s.var, s.init)
-        elif isinstance(s, K.SwapPtr):
-            union(s.a, s.b)
-    locals_ = {b.name for b in k.locals_}
-    members: dict[str, set] = {}
-    for name in set(parent) | locals_:
-        members.setdefault(find(name), set()).update({name} & locals_)
-    return {name: frozenset(members[find(name)]) for name in set(parent) | locals_}
+    def union(self, a: str, b: str):
+        self.parent[self.find(a)] = self.find(b)
+
+    def resolve(self, name: str) -> str:
+        while name in self.alias:
+            name = self.alias[name]
+        return name
+
+    def groups(self) -> dict[str, tuple]:
+        """name (local buffer or pointer variable) -> the current local buffers a use of it
+        may touch, in the kernel's order."""
+        names = set(self.parent) | set(self.rank)
+        members: dict[str, set] = {}
+        for name in names:
+            members.setdefault(self.find(name), set()).update({self.resolve(name)} if name in self.rank else ())
+        return {name: tuple(sorted(members[self.find(name)], key=self.rank.__getitem__)) for name in names}
+
+    def find_merge(self) -> tuple[str, str] | None:
+        fixed = {name: b for name, b in self.buffers.items() if isinstance(b.size, K.Const)}
+        groups = self.groups()
+        uses = _Uses(groups, self.names, self.rank)
+        total = uses.count(self.k.body)
+        for seq, repeats in self.blocks:
+            spans: dict[str, list[int]] = {}
+            for i, s in enumerate(seq):
+                for name in uses.within(s):
+                    spans.setdefault(name, []).append(i)
+            here = uses.count(seq)
+            inside = [n for n in spans if n in fixed and here.get(n, 0) == total.get(n, 0) > 0]
+            barriers = [i for i, s in enumerate(seq) if isinstance(s, K.Barrier)]
+            for a in inside:
+                for b in inside:
+                    if a != b and _compatible(fixed[a], fixed[b], groups) and \
+                            _apart(min(spans[a]), max(spans[a]), min(spans[b]), max(spans[b]), barriers, repeats):
+                        return a, b
+        return None
+
+    def merge(self, keep: str, gone: str):
+        """Buffer `gone` stored in `keep` (sized to the larger of the two)."""
+        old = self.buffers
+        size = max(old[keep].size.value, old[gone].size.value)
+        origins = old[keep].origin.split("; ")
+        origin = "; ".join(origins + [o for o in old[gone].origin.split("; ") if o not in origins])
+        self.buffers[keep] = dataclasses.replace(old[keep], size=K.cint(size), origin=origin)
+        del self.buffers[gone]
+        self.alias[gone] = keep
+        self.union(gone, keep)
+
+    def kernel(self) -> K.Kernel:
+        if not self.alias:
+            return self.k
+        table = {gone: self.resolve(gone) for gone in self.alias}
+        return dataclasses.replace(self.k, locals_=tuple(self.buffers.values()), body=rename(self.k.body, table))
 
 
 def _blocks(stmts, top: bool = True):
@@ -77,42 +137,21 @@ def _blocks(stmts, top: bool = True):
             yield from _blocks(body, top=False)
 
 
-def _find_merge(k: K.Kernel) -> tuple[str, str] | None:
-    fixed = {b.name: b for b in k.locals_ if isinstance(b.size, K.Const)}
-    if len(fixed) < 2:
-        return None
-    groups = _groups(k)
-    uses = _Uses(groups)
-    total = uses.count(k.body)
-    for seq, repeats in _blocks(k.body):
-        spans: dict[str, list[int]] = {}
-        for i, s in enumerate(seq):
-            for name in uses.within(s):
-                spans.setdefault(name, []).append(i)
-        here = uses.count(seq)
-        inside = [n for n in spans if n in fixed and here.get(n, 0) == total.get(n, 0) > 0]
-        barriers = [i for i, s in enumerate(seq) if isinstance(s, K.Barrier)]
-        for a in inside:
-            for b in inside:
-                if a != b and _compatible(fixed[a], fixed[b], groups) and \
-                        _apart(min(spans[a]), max(spans[a]), min(spans[b]), max(spans[b]), barriers, repeats):
-                    return a, b
-    return None
-
-
 class _Uses:
     """Per statement (nested ones too), how many statements use each local buffer directly
-    (through pointers too); computed once a statement."""
+    (through pointers too), in the kernel's order of buffers; computed once a statement."""
 
-    def __init__(self, groups):
+    def __init__(self, groups: dict[str, tuple], names: dict[int, frozenset], rank: dict[str, int]):
         self.groups = groups
+        self.names = names
+        self.rank = rank
         self.memo: dict[int, dict[str, int]] = {}
 
     def within(self, s: K.Stmt) -> dict[str, int]:
         got = self.memo.get(id(s))
         if got is None:
-            reads, writes = K.accesses(s)
-            got = dict.fromkeys({b for n in reads | writes for b in self.groups.get(n, ())}, 1)
+            own = {b for n in self.names[id(s)] for b in self.groups.get(n, ())}
+            got = dict.fromkeys(sorted(own, key=self.rank.__getitem__), 1)
             for body in K.stmt_children(s):
                 for name, c in self.count(body).items():
                     got[name] = got.get(name, 0) + c
@@ -137,14 +176,3 @@ def _apart(a_first: int, a_last: int, b_first: int, b_last: int, barriers: list[
     if not any(a_last < j < b_first for j in barriers):
         return False
     return not repeats or any(j > b_last or j < a_first for j in barriers)
-
-
-def _rename(k: K.Kernel, gone: str, keep: str) -> K.Kernel:
-    """Kernel k with local buffer `gone` stored in `keep` (sized to the larger of the two)."""
-    old = {b.name: b for b in k.locals_}
-    size = max(old[keep].size.value, old[gone].size.value)
-    origins = old[keep].origin.split("; ")
-    origin = "; ".join(origins + [o for o in old[gone].origin.split("; ") if o not in origins])
-    merged = dataclasses.replace(old[keep], size=K.cint(size), origin=origin)
-    locals_ = tuple(merged if b.name == keep else b for b in k.locals_ if b.name != gone)
-    return dataclasses.replace(k, locals_=locals_, body=rename(k.body, {gone: keep}))
