@@ -51,7 +51,7 @@ def main(argv=None) -> int:
     ap.add_argument("--goal", type=float, default=0.2, help="seconds an entry should take at most")
     a = ap.parse_args(argv)
     import fcl
-    fcl.load(f"fun warmUp x = x + 1\n")       # the prelude's check, once a process
+    fcl.load("fun warmUp x = x + 1\n")       # the prelude's check, once a process
     files = [Path(f) for f in a.files.split(",") if f] or sorted((ROOT / "examples").glob("*.fcl"))
     totals = []
     print(f"{'entry':<44} {'front':>8} {'codegen':>8} {'total':>8} {'OpenCL':>8}")

@@ -732,6 +732,32 @@ def walk_scoped(stmts, scope: frozenset = frozenset()):
             scope = scope | set(binds(s))
 
 
+class PointerClasses:
+    """A kernel's local buffers and the pointer variables of its `while` ping-pongs
+    (`DeclPtr`, `SwapPtr`) in classes of names that may denote the same memory: a
+    union-find over names (`find` gives a class's representative)."""
+
+    def __init__(self, k: Kernel):
+        self.parent = {b.name: b.name for b in k.locals_}
+        for s in walk_stmts(k.body):
+            if isinstance(s, DeclPtr):
+                self.union(s.var, s.init)
+            elif isinstance(s, SwapPtr):
+                self.union(s.a, s.b)
+
+    def find(self, x: str) -> str:
+        while self.parent.get(x, x) != x:
+            x = self.parent[x]
+        return x
+
+    def union(self, a: str, b: str):
+        ra, rb = self.find(a), self.find(b)
+        self.parent.setdefault(a, a)
+        self.parent.setdefault(b, b)
+        if ra != rb:
+            self.parent[ra] = rb
+
+
 def contains_barrier(stmts) -> bool:
     return any(isinstance(s, Barrier) for s in walk_stmts(stmts))
 

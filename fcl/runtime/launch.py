@@ -93,7 +93,7 @@ class Launcher:
                 continue
             n = self.size_of(b.size, env, b.origin)
             size = max(1, K.footprint(b, n * K.copies(b, self.plan.block_size, self.plan.warp_size)))
-            out.append((b, size * np.dtype(STORAGE_DTYPES[b.ty]).itemsize))
+            out.append((b, size * STORAGE_DTYPES[b.ty].itemsize))
             total += out[-1][1]
             if total > limit:
                 raise CompileError(
@@ -173,7 +173,7 @@ class Launcher:
                                              hostbuf=np.zeros(n, dtype=STORAGE_DTYPES[b.ty]))
             return
         st.bufs[b.name] = self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE,
-                                         n * np.dtype(STORAGE_DTYPES[b.ty]).itemsize)
+                                         n * STORAGE_DTYPES[b.ty].itemsize)
 
     def do_CheckSteps(self, s: P.CheckSteps, st: State):
         bits = self.read_ints(st.buffer(s.buffer), 1)[0]
@@ -253,7 +253,7 @@ class Launcher:
             name = st.bind.get(s.buffer, s.buffer)
             buf = st.bufs[name]
             if name in st.inputs:       # the caller's own array: never hand it back as the result
-                nbytes = max(n, 1) * np.dtype(STORAGE_DTYPES[s.ty]).itemsize
+                nbytes = max(n, 1) * STORAGE_DTYPES[s.ty].itemsize
                 buf = self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE, nbytes)
                 if n:
                     self.cl.enqueue_copy(self.queue, buf, st.bufs[name], byte_count=nbytes)

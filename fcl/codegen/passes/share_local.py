@@ -58,24 +58,12 @@ class _Sharing:
         self.buffers = {b.name: b for b in k.locals_}          # the current buffers, in order
         self.rank = {name: i for i, name in enumerate(self.buffers)}
         self.alias: dict[str, str] = {}
-        self.parent: dict[str, str] = {}
+        self.classes = K.PointerClasses(k)
         self.names: dict[int, frozenset] = {}                   # id(stmt) -> names it uses itself
         for s in K.walk_stmts(k.body):
-            if isinstance(s, K.DeclPtr):
-                self.union(s.var, s.init)
-            elif isinstance(s, K.SwapPtr):
-                self.union(s.a, s.b)
             reads, writes = K.accesses(s)
             self.names[id(s)] = frozenset(reads | writes)
         self.blocks = list(_blocks(k.body))
-
-    def find(self, x: str) -> str:
-        while self.parent.get(x, x) != x:
-            x = self.parent[x]
-        return x
-
-    def union(self, a: str, b: str):
-        self.parent[self.find(a)] = self.find(b)
 
     def resolve(self, name: str) -> str:
         while name in self.alias:
@@ -85,11 +73,11 @@ class _Sharing:
     def groups(self) -> dict[str, tuple]:
         """name (local buffer or pointer variable) -> the current local buffers a use of it
         may touch, in the kernel's order."""
-        names = set(self.parent) | set(self.rank)
+        find = self.classes.find
         members: dict[str, set] = {}
-        for name in names:
-            members.setdefault(self.find(name), set()).update({self.resolve(name)} if name in self.rank else ())
-        return {name: tuple(sorted(members[self.find(name)], key=self.rank.__getitem__)) for name in names}
+        for name in self.classes.parent:
+            members.setdefault(find(name), set()).update({self.resolve(name)} if name in self.rank else ())
+        return {name: tuple(sorted(members[find(name)], key=self.rank.__getitem__)) for name in self.classes.parent}
 
     def find_merge(self) -> tuple[str, str] | None:
         fixed = {name: b for name, b in self.buffers.items() if isinstance(b.size, K.Const)}
@@ -120,7 +108,7 @@ class _Sharing:
         self.buffers[keep] = dataclasses.replace(old[keep], size=K.cint(size), origin=origin)
         del self.buffers[gone]
         self.alias[gone] = keep
-        self.union(gone, keep)
+        self.classes.union(gone, keep)
 
     def kernel(self) -> K.Kernel:
         if not self.alias:

@@ -70,20 +70,8 @@ def lane_strided(index: K.Expr, varying: set) -> bool:
 
 def _classes(k: K.Kernel) -> dict[str, str]:
     """Buffer or pointer name -> a representative of the buffers it may point to."""
-    parent = {b.name: b.name for b in k.locals_}
-
-    def find(x):
-        while parent.get(x, x) != x:
-            x = parent[x]
-        return x
-    for s in K.walk_stmts(k.body):
-        if isinstance(s, K.DeclPtr):
-            parent[s.var] = find(s.init)
-        elif isinstance(s, K.SwapPtr):
-            a, b = find(s.a), find(s.b)
-            if a != b:
-                parent[a] = b
-    return {name: find(name) for name in parent}
+    classes = K.PointerClasses(k)
+    return {name: classes.find(name) for name in classes.parent}
 
 
 def _skew_kernel(k: K.Kernel) -> K.Kernel:
