@@ -86,7 +86,8 @@ class Rig:
         if row.entry not in self.programs[row.file].names():
             raise Skip(f"{row.file} has no entry {row.entry} in this checkout")
         kernel = self.programs[row.file].compile(row.entry, device=self.spec, **dict(row.compile_options))
-        args = row.args(inputs, dims)
+        import pyopencl.array as cla        # inputs on the device once, as the hand-written rows' buffers
+        args = row.args({k: cla.to_device(self.queue, v) for k, v in inputs.items()}, dims)
 
         def run():
             try:

@@ -59,6 +59,18 @@ def test_folding_and_identities():
     assert K.binop("div_nn", K.cint(7), K.cint(2)) == K.cint(3)
 
 
+def test_min_of_a_length_and_its_whole_chunks_is_the_length():
+    def chunks(a, c):           # c * max(1, (a + c - 1) / c): a rounded up to whole chunks of c
+        c = K.cint(c)
+        rounds = K.Bin("int", "div", K.Bin("int", "sub", K.Bin("int", "add", a, c), K.cint(1)), c)
+        return K.Bin("int", "mul", c, K.Call("int", "max", (K.cint(1), rounds)))
+    assert K.call("min", (x, chunks(x, 2048)), "int") == x
+    assert isinstance(K.call("min", (x, chunks(y, 2048)), "int"), K.Call)       # another length
+    assert isinstance(K.call("max", (x, chunks(x, 2048)), "int"), K.Call)
+    for a in (-3, 0, 1, 2047, 2048, 2049, 10**6):                              # the identity it uses
+        assert min(a, K.eval_host(chunks(K.cint(a), 2048), {})) == a
+
+
 def test_traversal_is_generic_over_fields():
     store = K.Store("b", K.add(x, K.cint(1)), y)
     loop = K.For("i", K.cint(0), x, K.cint(1), (store,))

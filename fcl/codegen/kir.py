@@ -561,9 +561,23 @@ def unop(op: str, a: Expr) -> Expr:
 def call(fn: str, args: tuple, ty: str) -> Expr:
     if fn in ("min", "max") and args[0] == args[1]:
         return args[0]
+    if fn == "min" and _rounds_up(args[0], args[1]):
+        return args[0]
     if fn in ("min", "max") and ty == "int" and all(isinstance(x, Const) for x in args):
         return cint(_FOLD_INT[fn](args[0].value, args[1].value))
     return Call(ty, fn, tuple(args))
+
+
+def _rounds_up(a: Expr, b: Expr) -> bool:
+    """b is `c * max(1, (a + c - 1) / c)` for a constant c > 0: a rounded up to a whole, non-zero
+    number of c (the length of a whole number of chunks of c covering a), so min(a, b) = a for
+    every a (for a <= 0, b >= c > a)."""
+    match b:
+        case Bin(op=Op.MUL, a=Const(value=c), b=Call(fn="max", args=(Const(value=1), Bin(
+                op=Op.DIV, a=Bin(op=Op.SUB, a=Bin(op=Op.ADD, a=x, b=Const(value=c2)), b=Const(value=1)),
+                b=Const(value=c3))))):
+            return c > 0 and c == c2 == c3 and x == a
+    return False
 
 
 # ---------------------------------------------------------------- traversal (generic, from the dataclass fields)
