@@ -76,10 +76,24 @@ def _setfield(obj, name: str, value):
 
 @dataclass(frozen=True)
 class Expr:
+    """An expression node.  Being immutable, a node works out what passes ask of every node
+    (`names`, `buffers_read`) once and keeps it, so a pass that asks it of each node of a
+    tree costs the tree's size, not its size times its depth."""
     ty: ScalarType
 
     def __post_init__(self):
         _setfield(self, "ty", ScalarType(self.ty))
+
+    @functools.cached_property
+    def names(self) -> frozenset[str]:
+        """The variables the expression reads."""
+        return frozenset().union(*(c.names for c in expr_children(self)))
+
+    @functools.cached_property
+    def buffers_read(self) -> frozenset[str]:
+        """The buffers (and pointer variables) the expression reads: those of its loads, and
+        the bounds buffer of each check (`Checked`)."""
+        return frozenset().union(*(c.buffers_read for c in expr_children(self)))
 
 
 @dataclass(frozen=True)
@@ -90,6 +104,10 @@ class Const(Expr):
 @dataclass(frozen=True)
 class Var(Expr):
     name: str
+
+    @functools.cached_property
+    def names(self) -> frozenset[str]:
+        return frozenset((self.name,))
 
 
 @dataclass(frozen=True)
@@ -136,6 +154,10 @@ class Load(Expr):
     buf: str
     index: Expr
 
+    @functools.cached_property
+    def buffers_read(self) -> frozenset[str]:
+        return self.index.buffers_read | {self.buf}
+
 
 @dataclass(frozen=True)
 class Checked(Expr):
@@ -147,6 +169,10 @@ class Checked(Expr):
     length: Expr
     buf: str
     site: int
+
+    @functools.cached_property
+    def buffers_read(self) -> frozenset[str]:
+        return self.index.buffers_read | self.length.buffers_read | {self.buf}
 
 
 # What a bounds buffer holds (4 ints, zero when allocated): the bits of the sites that
@@ -766,7 +792,7 @@ def accesses(s: Stmt) -> tuple[set[str], set[str]]:
     """(names s itself reads, names it writes): buffers and pointer variables, not those of
     its nested bodies.  A pointer's declaration reads the buffer it starts at; a bounds check
     (`Checked`) reads its buffer."""
-    reads = {n.buf for e in stmt_exprs(s) for n in walk_expr(e) if isinstance(n, (Load, Checked))}
+    reads = set().union(*(e.buffers_read for e in stmt_exprs(s)))
     writes = set()
     if isinstance(s, (Store, AtomicOr, VStore)):
         writes.add(s.buf)
@@ -786,8 +812,9 @@ def buffers_used(stmts) -> set[str]:
     return names
 
 
-def free_params(e: Expr) -> set[str]:
-    return {n.name for n in walk_expr(e) if isinstance(n, Var)}
+def names_read(stmts) -> set[str]:
+    """The variables read anywhere in `stmts` (nested bodies included)."""
+    return set().union(*(e.names for s in walk_stmts(stmts) for e in stmt_exprs(s)))
 
 
 def eval_host(e: Expr, env: dict[str, object], total: bool = False):

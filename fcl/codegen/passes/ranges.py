@@ -218,8 +218,7 @@ class Ranges:
 
     def stable(self, e: K.Expr) -> bool:
         """The value of `e` cannot change while it is in scope (no assigned name, no memory)."""
-        return not any(isinstance(n, (K.Load, K.Checked)) or (isinstance(n, K.Var) and n.name in self.mutable)
-                       for n in K.walk_expr(e))
+        return not e.buffers_read and self.mutable.isdisjoint(e.names)
 
     # ------------------------------------------------------------ symbolic: a < b
 
@@ -477,7 +476,7 @@ def _aliases(block, count: dict, out: dict) -> dict:
             _aliases(s.body, count, out)
         if not (isinstance(s, P.SetVar) and count.get(s.var) == 1):
             continue
-        reads = K.free_params(s.expr)
+        reads = s.expr.names
         for t in block[i + 1:]:
             if isinstance(t, P.SetVar) and count.get(t.var) == 1 and t.expr == s.expr and t.var not in out:
                 out[t.var] = out.get(s.var, s.var)

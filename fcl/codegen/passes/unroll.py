@@ -48,9 +48,7 @@ class Names:
     """Fresh names for one kernel (unique across it): `base_tag`, else `base_tag_1`, ..."""
 
     def __init__(self, k: K.Kernel):
-        self.taken = K.defined_in(k.body) | {b.name for b in k.locals_ + k.privates} | {
-            n.name for st in K.walk_stmts(k.body) for e in K.stmt_exprs(st) for n in K.walk_expr(e)
-            if isinstance(n, K.Var)}
+        self.taken = K.defined_in(k.body) | {b.name for b in k.locals_ + k.privates} | K.names_read(k.body)
 
     def fresh(self, base: str, tag: str) -> str:
         name, extra = f"{base}_{tag}", 0
