@@ -72,6 +72,13 @@ def _setfield(obj, name: str, value):
     object.__setattr__(obj, name, value)
 
 
+def _as_member(obj, name: str, names: type[Name]):
+    """Field `name` of a frozen node as a member of `names` (it may be given as the plain string)."""
+    value = getattr(obj, name)
+    if type(value) is not names:
+        _setfield(obj, name, names(value))
+
+
 # ---------------------------------------------------------------- expressions
 
 @dataclass(frozen=True)
@@ -82,7 +89,7 @@ class Expr:
     ty: ScalarType
 
     def __post_init__(self):
-        _setfield(self, "ty", ScalarType(self.ty))
+        _as_member(self, "ty", ScalarType)
 
     @functools.cached_property
     def names(self) -> frozenset[str]:
@@ -119,7 +126,7 @@ class Bin(Expr):
 
     def __post_init__(self):
         super().__post_init__()
-        _setfield(self, "op", Op(self.op))
+        _as_member(self, "op", Op)
 
 
 @dataclass(frozen=True)
@@ -130,7 +137,7 @@ class Un(Expr):
 
     def __post_init__(self):
         super().__post_init__()
-        _setfield(self, "op", Op(self.op))
+        _as_member(self, "op", Op)
 
 
 @dataclass(frozen=True)
@@ -218,7 +225,7 @@ class HwId(Expr):
 
     def __post_init__(self):
         super().__post_init__()
-        _setfield(self, "name", Hw(self.name))
+        _as_member(self, "name", Hw)
 
 
 # ---------------------------------------------------------------- statements
@@ -333,8 +340,8 @@ class DeclPtr(Stmt):
     init: str
 
     def __post_init__(self):
-        _setfield(self, "space", Space(self.space))
-        _setfield(self, "ty", ScalarType(self.ty))
+        _as_member(self, "space", Space)
+        _as_member(self, "ty", ScalarType)
 
 
 @dataclass(frozen=True)
@@ -364,7 +371,7 @@ class VLoad(Stmt):
     index: Expr
 
     def __post_init__(self):
-        _setfield(self, "ty", ScalarType(self.ty))
+        _as_member(self, "ty", ScalarType)
 
 
 @dataclass(frozen=True)
@@ -400,8 +407,8 @@ class Buffer:
     layout: str = ""            # "" | "skew32" (element i stored at i + i/32: no bank conflicts)
 
     def __post_init__(self):
-        _setfield(self, "space", Space(self.space))
-        _setfield(self, "ty", ScalarType(self.ty))
+        _as_member(self, "space", Space)
+        _as_member(self, "ty", ScalarType)
 
 
 def copies(b: Buffer, block_size: int, warp_size: int) -> int:
@@ -632,9 +639,19 @@ def stmt_exprs(s: Stmt) -> tuple[Expr, ...]:
     return expr_children(s)
 
 
+@functools.cache
+def _block_getter(cls):
+    """A function giving the statement bodies directly under a statement of class `cls`."""
+    names = [name for name, kind in _child_fields(cls) if kind == "block"]
+    if not names:
+        return lambda s: ()
+    get = operator.attrgetter(*names)
+    return (lambda s: (get(s),)) if len(names) == 1 else get
+
+
 def stmt_children(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:
     """The statement bodies directly under a statement, in field order."""
-    return tuple(getattr(s, name) for name, kind in _child_fields(type(s)) if kind == "block")
+    return _block_getter(type(s))(s)
 
 
 def refold(e: Expr) -> Expr:
@@ -722,10 +739,12 @@ def walk_expr(e: Expr):
 
 def walk_stmts(stmts):
     """Pre-order iterator over statements, nested bodies included."""
-    for s in stmts:
+    stack = list(reversed(stmts))
+    while stack:
+        s = stack.pop()
         yield s
-        for body in stmt_children(s):
-            yield from walk_stmts(body)
+        for body in reversed(stmt_children(s)):
+            stack.extend(reversed(body))
 
 
 def binds(s: Stmt) -> tuple[str, ...]:
