@@ -79,13 +79,13 @@ def host_facts(row: S.Fcl, dims: tuple, plan):
         if isinstance(a, P.ArrayArg):
             env[a.length] = len(v)
     for s in plan.body:
-        if isinstance(s, P.SetVar) and K.free_params(s.expr) <= env.keys():
+        if isinstance(s, P.SetVar) and s.expr.names <= env.keys():
             env[s.var] = K.eval_host(s.expr, env, total=True)
         elif isinstance(s, P.SetVar):
             env.pop(s.var, None)
 
     def holds(cond):
-        return bool(K.eval_host(cond, env, total=True)) if K.free_params(cond) <= env.keys() else None
+        return bool(K.eval_host(cond, env, total=True)) if cond.names <= env.keys() else None
     return holds
 
 

@@ -25,7 +25,7 @@ def test_every_kernel_takes_only_what_its_body_uses():
     for launch in plan.launches():
         k = plan.kernel(launch.kernel)
         used = K.buffers_used(k.body)
-        names = set().union(*(K.free_params(e) for s in K.walk_stmts(k.body) for e in K.stmt_exprs(s)))
+        names = K.names_read(k.body)
         assert set(launch.uses.buffers) == used & {b.name for b in plan.buffers}
         assert set(launch.uses.params) == names & {p.name for p in plan.params}
     first = plan.launches()[0]
@@ -122,7 +122,7 @@ def test_nested_host_loops_allocate_where_sizes_change():
     # the inner loop's buffers follow the outer loop's length: allocated in its body;
     # the one-element flags are allocated once, before both loops
     in_body = [plan.buffer(s.buffer) for s in outer.body if isinstance(s, P.Alloc)]
-    assert in_body and all(outer_len in K.free_params(b.size) for b in in_body)
+    assert in_body and all(outer_len in b.size.names for b in in_body)
     flags = {b.name for b in plan.buffers if b.role == "flag"}
     assert flags == {s.buffer for s in plan.body if isinstance(s, P.Alloc)} & flags and len(flags) == 2
     assert not any(isinstance(s, P.Alloc) for s in P.walk(inner.head + inner.body))

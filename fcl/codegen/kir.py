@@ -72,14 +72,35 @@ def _setfield(obj, name: str, value):
     object.__setattr__(obj, name, value)
 
 
+def _as_member(obj, name: str, names: type[Name]):
+    """Field `name` of a frozen node as a member of `names` (it may be given as the plain string)."""
+    value = getattr(obj, name)
+    if type(value) is not names:
+        _setfield(obj, name, names(value))
+
+
 # ---------------------------------------------------------------- expressions
 
 @dataclass(frozen=True)
 class Expr:
+    """An expression node.  Being immutable, a node works out what passes ask of every node
+    (`names`, `buffers_read`) once and keeps it, so a pass that asks it of each node of a
+    tree costs the tree's size, not its size times its depth."""
     ty: ScalarType
 
     def __post_init__(self):
-        _setfield(self, "ty", ScalarType(self.ty))
+        _as_member(self, "ty", ScalarType)
+
+    @functools.cached_property
+    def names(self) -> frozenset[str]:
+        """The variables the expression reads."""
+        return frozenset().union(*(c.names for c in expr_children(self)))
+
+    @functools.cached_property
+    def buffers_read(self) -> frozenset[str]:
+        """The buffers (and pointer variables) the expression reads: those of its loads, and
+        the bounds buffer of each check (`Checked`)."""
+        return frozenset().union(*(c.buffers_read for c in expr_children(self)))
 
 
 @dataclass(frozen=True)
@@ -91,6 +112,10 @@ class Const(Expr):
 class Var(Expr):
     name: str
 
+    @functools.cached_property
+    def names(self) -> frozenset[str]:
+        return frozenset((self.name,))
+
 
 @dataclass(frozen=True)
 class Bin(Expr):
@@ -101,7 +126,7 @@ class Bin(Expr):
 
     def __post_init__(self):
         super().__post_init__()
-        _setfield(self, "op", Op(self.op))
+        _as_member(self, "op", Op)
 
 
 @dataclass(frozen=True)
@@ -112,7 +137,7 @@ class Un(Expr):
 
     def __post_init__(self):
         super().__post_init__()
-        _setfield(self, "op", Op(self.op))
+        _as_member(self, "op", Op)
 
 
 @dataclass(frozen=True)
@@ -136,6 +161,10 @@ class Load(Expr):
     buf: str
     index: Expr
 
+    @functools.cached_property
+    def buffers_read(self) -> frozenset[str]:
+        return self.index.buffers_read | {self.buf}
+
 
 @dataclass(frozen=True)
 class Checked(Expr):
@@ -147,6 +176,10 @@ class Checked(Expr):
     length: Expr
     buf: str
     site: int
+
+    @functools.cached_property
+    def buffers_read(self) -> frozenset[str]:
+        return self.index.buffers_read | self.length.buffers_read | {self.buf}
 
 
 # What a bounds buffer holds (4 ints, zero when allocated): the bits of the sites that
@@ -192,7 +225,7 @@ class HwId(Expr):
 
     def __post_init__(self):
         super().__post_init__()
-        _setfield(self, "name", Hw(self.name))
+        _as_member(self, "name", Hw)
 
 
 # ---------------------------------------------------------------- statements
@@ -307,8 +340,8 @@ class DeclPtr(Stmt):
     init: str
 
     def __post_init__(self):
-        _setfield(self, "space", Space(self.space))
-        _setfield(self, "ty", ScalarType(self.ty))
+        _as_member(self, "space", Space)
+        _as_member(self, "ty", ScalarType)
 
 
 @dataclass(frozen=True)
@@ -338,7 +371,7 @@ class VLoad(Stmt):
     index: Expr
 
     def __post_init__(self):
-        _setfield(self, "ty", ScalarType(self.ty))
+        _as_member(self, "ty", ScalarType)
 
 
 @dataclass(frozen=True)
@@ -374,8 +407,8 @@ class Buffer:
     layout: str = ""            # "" | "skew32" (element i stored at i + i/32: no bank conflicts)
 
     def __post_init__(self):
-        _setfield(self, "space", Space(self.space))
-        _setfield(self, "ty", ScalarType(self.ty))
+        _as_member(self, "space", Space)
+        _as_member(self, "ty", ScalarType)
 
 
 def copies(b: Buffer, block_size: int, warp_size: int) -> int:
@@ -620,9 +653,19 @@ def stmt_exprs(s: Stmt) -> tuple[Expr, ...]:
     return expr_children(s)
 
 
+@functools.cache
+def _block_getter(cls):
+    """A function giving the statement bodies directly under a statement of class `cls`."""
+    names = [name for name, kind in _child_fields(cls) if kind == "block"]
+    if not names:
+        return lambda s: ()
+    get = operator.attrgetter(*names)
+    return (lambda s: (get(s),)) if len(names) == 1 else get
+
+
 def stmt_children(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:
     """The statement bodies directly under a statement, in field order."""
-    return tuple(getattr(s, name) for name, kind in _child_fields(type(s)) if kind == "block")
+    return _block_getter(type(s))(s)
 
 
 def refold(e: Expr) -> Expr:
@@ -710,10 +753,12 @@ def walk_expr(e: Expr):
 
 def walk_stmts(stmts):
     """Pre-order iterator over statements, nested bodies included."""
-    for s in stmts:
+    stack = list(reversed(stmts))
+    while stack:
+        s = stack.pop()
         yield s
-        for body in stmt_children(s):
-            yield from walk_stmts(body)
+        for body in reversed(stmt_children(s)):
+            stack.extend(reversed(body))
 
 
 def binds(s: Stmt) -> tuple[str, ...]:
@@ -780,7 +825,7 @@ def accesses(s: Stmt) -> tuple[set[str], set[str]]:
     """(names s itself reads, names it writes): buffers and pointer variables, not those of
     its nested bodies.  A pointer's declaration reads the buffer it starts at; a bounds check
     (`Checked`) reads its buffer."""
-    reads = {n.buf for e in stmt_exprs(s) for n in walk_expr(e) if isinstance(n, (Load, Checked))}
+    reads = set().union(*(e.buffers_read for e in stmt_exprs(s)))
     writes = set()
     if isinstance(s, (Store, AtomicOr, VStore)):
         writes.add(s.buf)
@@ -800,8 +845,9 @@ def buffers_used(stmts) -> set[str]:
     return names
 
 
-def free_params(e: Expr) -> set[str]:
-    return {n.name for n in walk_expr(e) if isinstance(n, Var)}
+def names_read(stmts) -> set[str]:
+    """The variables read anywhere in `stmts` (nested bodies included)."""
+    return set().union(*(e.names for s in walk_stmts(stmts) for e in stmt_exprs(s)))
 
 
 def eval_host(e: Expr, env: dict[str, object], total: bool = False):

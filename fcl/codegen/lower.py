@@ -163,7 +163,7 @@ class Builder:
 
     def host_computable(self, e: K.Expr) -> bool:
         """True when the host can compute `e` from the arguments (sizes stay so)."""
-        return (K.free_params(e) <= self.params
+        return (e.names <= self.params
                 and not any(isinstance(x, (K.Load, K.HwId)) or (isinstance(x, K.Call) and x.fn not in HOST_CALLS)
                             or _float_arithmetic(x) for x in K.walk_expr(e)))
 
@@ -1109,7 +1109,7 @@ def _host_while(ctx, cond, step, bufs, n) -> SPull:
 def hoist_allocs(b: Builder, stmts: list, varying: set) -> list:
     """Take out of `stmts` (a loop's) the allocations whose size does not change in the loop."""
     varying = varying | {s.var for s in P.walk(stmts) if isinstance(s, P.SetVar)}
-    out = [s for s in stmts if isinstance(s, P.Alloc) and not K.free_params(b.bufs[s.buffer].size) & varying]
+    out = [s for s in stmts if isinstance(s, P.Alloc) and not b.bufs[s.buffer].size.names & varying]
     stmts[:] = [s for s in stmts if s not in out]
     return out
 
@@ -1569,11 +1569,9 @@ def carry_scalars(b: Builder, params) -> None:
                     for s in stmts if isinstance(s, (K.Let, K.DeclVar))})
     carried: dict[str, BufRec] = {}
     for i, (stmts, locals_, privates) in enumerate(b.kernels):
-        declared, used = set(), set()
+        declared, used = set(), K.names_read(stmts)
         for st in K.walk_stmts(stmts):
             declared.update(declared_names(st))
-            for e in K.stmt_exprs(st):
-                used.update(x.name for x in K.walk_expr(e) if isinstance(x, K.Var))
         loads = []
         for name in sorted(used - declared - known):
             j = next((j for j in range(i - 1, -1, -1) if name in top[j]), None)

@@ -319,10 +319,7 @@ def kernel_uses(k: K.Kernel, buffers, params) -> Uses:
     """The global buffers (in the order of `buffers`) and host scalars (in the order of
     `params`) that the body of kernel `k` reads or writes."""
     bufs = K.buffers_used(k.body)
-    names = set()
-    for s in K.walk_stmts(k.body):
-        for e in K.stmt_exprs(s):
-            names |= K.free_params(e)
+    names = K.names_read(k.body)
     return Uses(tuple(b.name for b in buffers if b.name in bufs),
                 tuple(p.name for p in params if p.name in names))
 

@@ -1,7 +1,7 @@
 """Program text -> AST (`fcl.syntax.ast`), or a located `ParseError`.
 
 The grammar (`grammar.GRAMMAR`) recognises the text; `_Builder`, a
-parsimonious `NodeVisitor` without side effects, turns the parse tree into
+parse-tree visitor without side effects, turns the parse tree into
 AST nodes, removing the sugar listed in `ast`'s docstring and resolving
 operator precedence (language.md section 3).  When the grammar fails,
 `_diagnose` turns the furthest failure point into a message that says what
@@ -21,7 +21,6 @@ import regex
 from parsimonious import Grammar
 from parsimonious.exceptions import ParseError as _PParseError
 from parsimonious.expressions import Quantifier
-from parsimonious.nodes import NodeVisitor
 
 from fcl.errors import CompilerBug, FCLError, ParseError, ParseErrorList, Source, Span
 from fcl.syntax import ast as A
@@ -220,13 +219,24 @@ def _first(self, node, children):
     return children[0]
 
 
-class _Builder(NodeVisitor):
+class _Builder:
     """Parse tree -> AST for one Source; pure apart from raising ParseError."""
 
-    unwrapped_exceptions = (FCLError, CompilerBug, RecursionError)
+    _methods: dict = {}         # rule name -> the visit_ method of its nodes (or generic_visit)
 
     def __init__(self, source: Source):
         self.source = source
+
+    def visit(self, node):
+        """A parse tree node -> its value: the method of its rule (`visit_` and the rule's
+        name, else `generic_visit`) applied to the node and its children's values.  As
+        parsimonious's NodeVisitor, with the method found once a rule rather than once a node,
+        and exceptions left as they are (a large file's parse tree has ~100k nodes)."""
+        method = self._methods.get(node.expr_name)
+        if method is None:
+            method = self._methods[node.expr_name] = getattr(_Builder, "visit_" + node.expr_name,
+                                                             _Builder.generic_visit)
+        return method(self, node, [self.visit(child) for child in node.children])
 
     def span(self, start: int, end: int) -> Span:
         return Span(self.source, start, end)

@@ -87,7 +87,7 @@ def _version(plan: P.Plan, k: K.Kernel) -> tuple[K.Kernel | None, K.Expr | None]
         if r.nonneg(e.index) and r.below(e.index, e.length):
             return e.index
         iv = r.of(e.index)
-        if iv.nonneg() and iv.hi < r.of(e.length).hi and K.free_params(e.length) <= host and r.stable(e.length):
+        if iv.nonneg() and iv.hi < r.of(e.length).hi and e.length.names <= host and r.stable(e.length):
             needs.append(K.lt(K.cint(iv.hi), e.length))
             return e.index
         return e
@@ -95,7 +95,7 @@ def _version(plan: P.Plan, k: K.Kernel) -> tuple[K.Kernel | None, K.Expr | None]
     fast = rewrite_kernels(one, prove, base=capped).kernels[0]
     if len(checks_in(fast.body)) == before:
         return None, None
-    used = {n for s in K.walk_stmts(k.body) for e in K.stmt_exprs(s) for n in K.free_params(e)} & host
+    used = K.names_read(k.body) & host
     facts = []
     for name in sorted(used):
         iv = capped.env.get(name)

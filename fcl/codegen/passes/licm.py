@@ -41,9 +41,7 @@ def _worth(e: K.Expr) -> bool:
 class _Kernel:
     def __init__(self, k: K.Kernel):
         self.k = k
-        self.names = K.defined_in(k.body) | {n.name for s in K.walk_stmts(k.body)
-                                             for e in K.stmt_exprs(s) for n in K.walk_expr(e)
-                                             if isinstance(n, K.Var)}
+        self.names = K.defined_in(k.body) | K.names_read(k.body)
         self.counter = 0
 
     def run(self) -> K.Kernel:
@@ -75,8 +73,7 @@ class _Kernel:
         found: dict[K.Expr, str] = {}
 
         def invariant(e: K.Expr) -> bool:
-            return all(not isinstance(n, (K.Load, K.Checked)) and not (isinstance(n, K.Var) and n.name in variant)
-                       for n in K.walk_expr(e))
+            return not e.buffers_read and variant.isdisjoint(e.names)
 
         def collect(e: K.Expr):
             if _worth(e) and invariant(e):

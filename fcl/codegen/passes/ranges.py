@@ -66,12 +66,15 @@ class Ranges:
     """Intervals of expressions under the facts in scope (`env`: variable -> Interval),
     and symbolic facts for `below`: `upper` (name -> expressions it is less than),
     `lower` (name -> expressions it is at least) and `defs` (the expression of a `Let`);
-    `dead` where the conditions in scope contradict the intervals (code that never runs)."""
+    `dead` where the conditions in scope contradict the intervals (code that never runs);
+    `proofs` False: no linear facts from conditions (they serve `below` and `nonneg` only, so
+    a pass that reads intervals alone skips their cost)."""
 
     def __init__(self, plan: P.Plan, env: dict[str, Interval] | None = None, mutable: frozenset = frozenset(),
                  upper=None, lower=None, defs=None, facts=(), assigned=None, aliases=None, dead=False,
-                 known=None):
+                 known=None, proofs: bool = True):
         self.plan = plan
+        self.proofs = proofs
         self.dead = dead                # under a condition that cannot hold: every claim is true
         self.known: dict[K.Expr, Interval] = dict(known or {})    # compound expressions a condition bounds
         self.assigned: dict[str, Interval] = assigned or {}   # mutable name -> every value it is given
@@ -84,7 +87,7 @@ class Ranges:
         self.facts: tuple = facts       # linear forms known to be <= 0 (conditions over any expressions)
 
     @staticmethod
-    def for_plan(plan: P.Plan, cap: int | None = None) -> "Ranges":
+    def for_plan(plan: P.Plan, cap: int | None = None, proofs: bool = True) -> "Ranges":
         """The facts every kernel of `plan` starts from; with `cap`, also assuming that every
         array length and host size is at most `cap` (the `bounds` pass's versions test that)."""
         env = {}
@@ -97,7 +100,7 @@ class Ranges:
         for s in P.walk(plan.body):
             if isinstance(s, (P.SetVar, P.ReadScalar)):
                 env[s.var] = Interval(0, top) if isinstance(s, P.SetVar) and s.size else FULL
-        out = Ranges(plan, env)
+        out = Ranges(plan, env, proofs=proofs)
         once = [s.var for s in P.walk(plan.body) if isinstance(s, (P.SetVar, P.ReadScalar))]
         for s in plan.body:             # set once, before any loop: a launch after it sees that value
             if isinstance(s, P.SetVar) and once.count(s.var) == 1:
@@ -125,7 +128,7 @@ class Ranges:
 
     def child(self) -> "Ranges":
         return Ranges(self.plan, self.env, self.mutable, self.upper, self.lower, self.defs, self.facts,
-                      self.assigned, self.aliases, self.dead, self.known)
+                      self.assigned, self.aliases, self.dead, self.known, self.proofs)
 
     def refined(self, cond: K.Expr, facts: bool = True) -> "Ranges":
         """The facts where `cond` holds: `x < e`, `x <= e`, `e > x`, `e >= x` bound a
@@ -151,7 +154,7 @@ class Ranges:
                 continue
             if c.op not in (Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE) or c.a.ty != "int":
                 continue
-            if facts:
+            if facts and self.proofs:
                 out._fact(c)
             if c.op in (Op.EQ, Op.NE):
                 continue
@@ -218,8 +221,7 @@ class Ranges:
 
     def stable(self, e: K.Expr) -> bool:
         """The value of `e` cannot change while it is in scope (no assigned name, no memory)."""
-        return not any(isinstance(n, (K.Load, K.Checked)) or (isinstance(n, K.Var) and n.name in self.mutable)
-                       for n in K.walk_expr(e))
+        return not e.buffers_read and self.mutable.isdisjoint(e.names)
 
     # ------------------------------------------------------------ symbolic: a < b
 
@@ -477,7 +479,7 @@ def _aliases(block, count: dict, out: dict) -> dict:
             _aliases(s.body, count, out)
         if not (isinstance(s, P.SetVar) and count.get(s.var) == 1):
             continue
-        reads = K.free_params(s.expr)
+        reads = s.expr.names
         for t in block[i + 1:]:
             if isinstance(t, P.SetVar) and count.get(t.var) == 1 and t.expr == s.expr and t.var not in out:
                 out[t.var] = out.get(s.var, s.var)
@@ -527,14 +529,14 @@ def _key(e: K.Expr) -> str | None:
     return f"%{e.name}" if isinstance(e, K.HwId) else None
 
 
-def rewrite_kernels(plan: P.Plan, f=None, fs=None, base: Ranges | None = None) -> P.Plan:
+def rewrite_kernels(plan: P.Plan, f=None, fs=None, base: Ranges | None = None, proofs: bool = True) -> P.Plan:
     """Every kernel with f(node, ranges) applied to each expression node bottom-up,
     with the range facts of the point where the expression is evaluated; and
     fs(stmt, ranges) to each statement once its parts are rewritten, with the facts
     in scope where it starts (it returns a statement or a tuple of them).  `base`:
-    the facts kernels start from (default `Ranges.for_plan(plan)`)."""
-    base = base or Ranges.for_plan(plan)
-    f = f or (lambda node, r: node)
+    the facts kernels start from (default `Ranges.for_plan(plan, proofs=proofs)`: False
+    where f and fs read intervals only, never `below` or `nonneg`)."""
+    base = base or Ranges.for_plan(plan, proofs=proofs)
     kernels = tuple(dataclasses.replace(k, body=_block(k.body, kernel_ranges(base, k), f, fs))
                     for k in plan.kernels)
     return dataclasses.replace(plan, kernels=kernels)
@@ -554,7 +556,8 @@ def kernel_ranges(base: Ranges, k: K.Kernel) -> Ranges:
     groups = base.plan.launch_groups(k.name)
     if groups is not None:          # every launch takes this many work-groups
         env.update(_grid(base.plan, groups, groups))
-    return Ranges(base.plan, env, frozenset(values), defs=base.defs, assigned=assigned, aliases=base.aliases)
+    return Ranges(base.plan, env, frozenset(values), defs=base.defs, assigned=assigned, aliases=base.aliases,
+                  proofs=base.proofs)
 
 
 def _grid(plan: P.Plan, fewest: int, most: int) -> dict[str, Interval]:
@@ -578,7 +581,9 @@ def _own_exprs(s: K.Stmt, r: Ranges, f) -> K.Stmt:
 
 def _expr(e: K.Expr, r: Ranges, f) -> K.Expr:
     """map_expr with the facts of each point: the arms of a `Select` under its condition
-    (and its opposite)."""
+    (and its opposite); `e` itself where there is no f."""
+    if f is None:
+        return e
     if isinstance(e, K.Select):
         cond = _expr(e.cond, r, f)
         a = _expr(e.a, r.refined(cond), f)

@@ -28,8 +28,7 @@ def _kernel(k: K.Kernel) -> K.Kernel:
     assigned = {s.var for s in K.walk_stmts(k.body) if isinstance(s, (K.Assign, K.DeclVar))}
     body = _propagate(k.body, {}, assigned, {})
     for _ in range(4):          # dead Lets can make others dead
-        used = {n.name for s in K.walk_stmts(body) for e in K.stmt_exprs(s) for n in K.walk_expr(e)
-                if isinstance(n, K.Var)}
+        used = K.names_read(body)
         smaller = _drop_dead(body, used)
         if smaller == body:
             break

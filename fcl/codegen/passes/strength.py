@@ -24,11 +24,11 @@ _COMPARE = {Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE}
 
 
 def strength_reduce(plan: P.Plan) -> P.Plan:
-    return rewrite_kernels(plan, _reduce)
+    return rewrite_kernels(plan, _reduce, proofs=False)
 
 
 def mark_no_wrap(plan: P.Plan) -> P.Plan:
-    return rewrite_kernels(plan, _no_wrap)
+    return rewrite_kernels(plan, _no_wrap, proofs=False)
 
 
 def decide(op: Op, a: Interval, b: Interval) -> bool | None:

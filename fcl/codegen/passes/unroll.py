@@ -40,7 +40,7 @@ def unroll_loops(plan: P.Plan) -> P.Plan:
     for k in plan.kernels:
         names = Names(k)
         one = dataclasses.replace(plan, kernels=(k,))
-        kernels.append(rewrite_kernels(one, fs=lambda s, r: _unroll(s, r, names)).kernels[0])
+        kernels.append(rewrite_kernels(one, fs=lambda s, r: _unroll(s, r, names), proofs=False).kernels[0])
     return dataclasses.replace(plan, kernels=tuple(kernels))
 
 
@@ -48,9 +48,7 @@ class Names:
     """Fresh names for one kernel (unique across it): `base_tag`, else `base_tag_1`, ..."""
 
     def __init__(self, k: K.Kernel):
-        self.taken = K.defined_in(k.body) | {b.name for b in k.locals_ + k.privates} | {
-            n.name for st in K.walk_stmts(k.body) for e in K.stmt_exprs(st) for n in K.walk_expr(e)
-            if isinstance(n, K.Var)}
+        self.taken = K.defined_in(k.body) | {b.name for b in k.locals_ + k.privates} | K.names_read(k.body)
 
     def fresh(self, base: str, tag: str) -> str:
         name, extra = f"{base}_{tag}", 0

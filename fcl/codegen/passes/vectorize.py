@@ -108,8 +108,7 @@ class _Facts:
 
     def pure(self, e: K.Expr) -> bool:
         """The value of e is fixed once its names are defined: no memory, no assigned name."""
-        return not any(isinstance(n, (K.Load, K.Checked)) or (isinstance(n, K.Var) and n.name in self.assigned)
-                       for n in K.walk_expr(e))
+        return not e.buffers_read and self.assigned.isdisjoint(e.names)
 
     def definition(self, e: K.Expr) -> K.Expr | None:
         """The expression of the pure `Let` that e names (names are unique in a kernel)."""
@@ -251,7 +250,7 @@ def _independent(loop: K.For, block, facts: _Facts) -> bool:
     own = defines(loop.body)
 
     def varying(e: K.Expr) -> bool:
-        return bool(K.free_params(e) & (own | {loop.var})) or not facts.pure(e)
+        return bool(e.names & (own | {loop.var})) or not facts.pure(e)
     stored, useful = set(), False
     for s in K.walk_stmts(loop.body):
         if isinstance(s, (K.Barrier, K.AtomicOr, K.DeclPtr, K.SwapPtr, K.VLoad, K.VStore)):
