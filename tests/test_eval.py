@@ -158,6 +158,7 @@ REFERENCES = {
     ("reduce", "sumAllD"): lambda a, bs: _reduce(a[0], lambda x, y: x + y, 0.0, np.float64),
     ("reduce", "maxAllF"): lambda a, bs: np.asarray([np.max(a[0])], np.float32),
     ("reduce", "composeAll"): lambda a, bs: _wrap([_reduce(_affine_maps(a[0]), _affine, 256, np.int64)[0]]),
+    ("reduce", "composeOneBlock"): lambda a, bs: _wrap([_reduce(_affine_maps(a[0]), _affine, 256, np.int64)[0]]),
     ("scan", "scanAll"): lambda a, bs: _wrap(np.cumsum(np.asarray(a[0], np.int64))),
     ("scan", "scanAllD"): lambda a, bs: _scan_float(a[0], lambda x, y: x + y, np.float64),
     ("scan", "scanAllF"): lambda a, bs: _scan_float(a[0], lambda x, y: x * y, np.float32),

@@ -70,6 +70,12 @@ def test_keyword_arguments_device_arrays_and_profiles():
     x = cla.to_device(on_device.queue, np.arange(10, dtype=np.int32))
     y = on_device(x)                        # stays on the device, and is the next call's input
     z = on_device(arr=y)
+    on_device(cla.to_device(on_device.queue, np.arange(1 << 22, dtype=np.int32)))
+    assert on_device.last_profile.total > 0          # asking for the times waits for the kernels
+    first = on_device(x)
+    memory = first.data.int_ptr
+    del first                                       # its buffer goes back to the queue's pool ...
+    assert on_device(x).data.int_ptr == memory      # ... and the next result is written there
     assert isinstance(y, cla.Array) and isinstance(z, cla.Array)
     assert list(z.get()) == list(range(10)) and list(x.get()) == list(range(10))
     # arrays of another context run there; a dtype the parameter takes is converted on the device

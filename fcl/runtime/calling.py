@@ -174,6 +174,8 @@ class Profile:
     def kernels(self) -> list:
         """[(kernel name, seconds), ...] in launch order."""
         if self._kernels is None:
+            for _, e in self._events:       # results left on the device: nothing waited yet
+                e.wait()
             self._kernels = [(name, (e.profile.end - e.profile.start) * 1e-9) for name, e in self._events]
             self._events = []
         return self._kernels

@@ -172,8 +172,7 @@ class Launcher:
             st.bufs[b.name] = self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE | self.cl.mem_flags.COPY_HOST_PTR,
                                              hostbuf=np.zeros(n, dtype=STORAGE_DTYPES[b.ty]))
             return
-        st.bufs[b.name] = self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE,
-                                         n * STORAGE_DTYPES[b.ty].itemsize)
+        st.bufs[b.name] = D.memory_pool(self.queue).allocate(n * STORAGE_DTYPES[b.ty].itemsize)
 
     def do_CheckSteps(self, s: P.CheckSteps, st: State):
         bits = self.read_ints(st.buffer(s.buffer), 1)[0]
@@ -254,7 +253,7 @@ class Launcher:
             buf = st.bufs[name]
             if name in st.inputs:       # the caller's own array: never hand it back as the result
                 nbytes = max(n, 1) * STORAGE_DTYPES[s.ty].itemsize
-                buf = self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE, nbytes)
+                buf = D.memory_pool(self.queue).allocate(nbytes)
                 if n:
                     self.cl.enqueue_copy(self.queue, buf, st.bufs[name], byte_count=nbytes)
             return C.device_result(self.queue, buf, n, bool if s.ty == "bool" else STORAGE_DTYPES[s.ty])
