@@ -114,6 +114,13 @@ def test_simplify_keeps_copies_of_mutable_variables():
     assert out[-1].value == K.Var("int", "old")
 
 
+def test_simplify_merges_barriers_with_nothing_between():
+    store = K.Store("b", lid, K.cint(1))
+    body = [store, K.Barrier("part"), K.Let("c", lid), K.Barrier("force"), store, K.Barrier("again")]
+    out = body_of(simplify(plan_of(body)))
+    assert out == (store, K.Barrier("part"), store, K.Barrier("again"))
+
+
 def test_unvirtualise_only_when_every_part_has_a_group():
     loop = K.For("p", gid, K.cint(8), K.HwId("int", "num_groups"), (K.Store("b", K.Var("int", "p"), K.cint(1)),))
     out = body_of(unvirtualise(plan_of([loop], num_groups=8)))

@@ -6,7 +6,8 @@ is substituted into its uses and dropped, and so is a `Let` of a pure expression
 (common-subexpression elimination over `Let`s, which `licm` creates); the smart constructors re-fold
 every expression that changes (so `active = true` makes `if (active)`
 vanish).  An `If` on a constant keeps only the branch taken; a `For` whose
-constant bounds admit no iteration is dropped; a `Let` nobody reads is
+constant bounds admit no iteration is dropped; a barrier right after
+another is dropped (unrolled part loops leave one before the next force's); a `Let` nobody reads is
 dropped (expressions are pure; a bounds check counts as pure here, but its
 `Let` stays).  Names are unique in a kernel (the verifier
 checks it), so substitution needs no renaming.  Not here: anything that needs
@@ -74,6 +75,8 @@ def _propagate(stmts, subst: dict, assigned: set, avail: dict) -> tuple:
         if isinstance(s, K.For) and isinstance(s.start, K.Const) and isinstance(s.stop, K.Const) \
                 and s.start.value >= s.stop.value:
             continue
+        if isinstance(s, K.Barrier) and out and isinstance(out[-1], K.Barrier):
+            continue        # nothing between them: the first one already synchronises
         names = [n for n, kind in K._child_fields(type(s)) if kind == "block"]
         if names:
             s = dataclasses.replace(s, **{n: _propagate(getattr(s, n), dict(subst), assigned, dict(avail))
