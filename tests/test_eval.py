@@ -153,12 +153,16 @@ def _dot(a, b, dtype):
 
 
 # (file stem, entry) -> f(args, block_size) -> expected value (None: no reference)
+def _compose_all(a, bs):
+    return _wrap([_reduce(_affine_maps(a[0]), _affine, 256, np.int64)[0]])
+
+
 REFERENCES = {
     ("reduce", "sumAll"): lambda a, bs: _wrap([np.asarray(a[0], np.int64).sum()]),
     ("reduce", "sumAllD"): lambda a, bs: _reduce(a[0], lambda x, y: x + y, 0.0, np.float64),
     ("reduce", "maxAllF"): lambda a, bs: np.asarray([np.max(a[0])], np.float32),
-    ("reduce", "composeAll"): lambda a, bs: _wrap([_reduce(_affine_maps(a[0]), _affine, 256, np.int64)[0]]),
-    ("reduce", "composeOneBlock"): lambda a, bs: _wrap([_reduce(_affine_maps(a[0]), _affine, 256, np.int64)[0]]),
+    ("reduce", "composeAll"): _compose_all,
+    ("reduce", "composeOneBlock"): _compose_all,
     ("scan", "scanAll"): lambda a, bs: _wrap(np.cumsum(np.asarray(a[0], np.int64))),
     ("scan", "scanAllD"): lambda a, bs: _scan_float(a[0], lambda x, y: x + y, np.float64),
     ("scan", "scanAllF"): lambda a, bs: _scan_float(a[0], lambda x, y: x * y, np.float32),
