@@ -36,7 +36,7 @@ def stand_in_inputs(row: S.Fcl) -> dict:
 def build(row: S.Fcl, dims: tuple):
     """The build bench/run.py's row runs at `dims` (its static int arguments at those sizes)."""
     import fcl
-    kernel = fcl.load_file(str(ROOT / row.file)).compile(row.entry, **dict(row.compile_options))
+    kernel = fcl.load_file(str(ROOT / row.file)).compile(row.entry, **dict(row.options + row.compile_options))
     return kernel.build_for(*row.args(stand_in_inputs(row), dims))
 
 

@@ -88,7 +88,7 @@ class Rig:
         # as the hand-written rows: inputs on the device once, results left there (a timed run
         # copies nothing back, so runs follow each other as the hand-written kernels' do)
         kernel = self.programs[row.file].compile(row.entry, device=self.spec, result="device",
-                                                 **dict(row.compile_options))
+                                                 **dict(row.options + row.compile_options))
         import pyopencl.array as cla
         args = row.args({k: cla.to_device(self.queue, v) for k, v in inputs.items()}, dims)
 

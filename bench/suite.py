@@ -170,7 +170,8 @@ class Fcl:
     args: Callable[[dict, tuple], tuple]
     kind: str = "int"
     needs: Callable[[tuple], str | None] = always
-    compile_options: tuple = ()     # (name, value) pairs for Program.compile: opt_level, no_pass, dynamic
+    options: tuple = ()             # (name, value) pairs for Program.compile the row always uses: block_size
+    compile_options: tuple = ()     # what an ablation row turns off: opt_level, no_pass, dynamic
     impl: str = field(default="fcl", init=False)
 
 
@@ -228,6 +229,8 @@ FCL_ROWS = [
         lambda i, d: (d[1], d[0], i["A"], i["B"])),
     Fcl("matmul", "matmulReg (4x4 per work-item)", "examples/matmul.fcl", "matmulReg",
         lambda i, d: (*d, i["A"], i["B"]), kind="float"),
+    Fcl("matmul", "matmulReg8 (8x8 per work-item, #BlockSize 128)", "examples/matmul.fcl", "matmulReg8",
+        lambda i, d: (*d, i["A"], i["B"]), kind="float", options=(("block_size", 128),)),
     Fcl("matmul", "matmulF", "examples/matmul.fcl", "matmulF", lambda i, d: (*d, i["A"], i["B"]), kind="float"),
     Fcl("matmul", "matmulCached (8x8 per work-item, no local memory)", "examples/matmul.fcl", "matmulCached",
         lambda i, d: (*d, i["A"], i["B"]), kind="float"),

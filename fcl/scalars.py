@@ -17,6 +17,7 @@ evaluator adds the span of the operator); nothing else raises.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -202,6 +203,27 @@ def double_floor(a: float) -> float:
     return float(math.floor(a))
 
 
+def _fma_exact(a: float, b: float, c: float) -> Fraction | None:
+    """a * b + c exactly, for finite operands and a product that is not zero; None where
+    plain arithmetic already gives the fused result (signs of zero, infinities, NaN)."""
+    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)) or a == 0.0 or b == 0.0:
+        return None
+    return Fraction(a) * Fraction(b) + Fraction(c)
+
+
+def double_fma(a: float, b: float, c: float) -> float:
+    """OpenCL `fma`: a * b + c rounded once."""
+    if math.isfinite(a) and math.isfinite(b) and math.isinf(c):
+        return c                    # a finite product, however large, leaves the infinity
+    exact = _fma_exact(a, b, c)
+    if exact is None:
+        return a * b + c
+    try:
+        return float(exact)         # exact zero: +0.0, as round-to-nearest gives
+    except OverflowError:
+        return INF if exact > 0 else -INF
+
+
 # ---------------------------------------------------------------- float (single precision)
 
 def float_add(a, b) -> np.float32:
@@ -234,6 +256,24 @@ def float_min(a, b) -> np.float32:
 
 def float_max(a, b) -> np.float32:
     return b if a < b else a
+
+
+def float_fma(a, b, c) -> np.float32:
+    """OpenCL `fma` on floats: a * b + c rounded once to single precision.  Rounding the
+    exact value to double first, then to float, differs only where the double lands exactly
+    halfway between two floats; the exact value then says which way."""
+    a, b, c = float(a), float(b), float(c)
+    exact = _fma_exact(a, b, c)
+    if exact is None:
+        return f32(double_fma(a, b, c))
+    d = double_fma(a, b, c)
+    r = f32(d)
+    if math.isfinite(r) and float(r) != d:
+        other = np.nextafter(r, F32(INF if d > float(r) else -INF))
+        if float(other) - d == d - float(r) or float(r) - d == d - float(other):
+            if exact != Fraction(d):
+                r = max(r, other) if exact > Fraction(d) else min(r, other)
+    return r
 
 
 def _lift(fn):
@@ -392,4 +432,8 @@ PRIM1 = {
 PRIM2 = {
     "min": _table(int_min, float_min, double_min),
     "max": _table(int_max, float_max, double_max),
+}
+
+PRIM3 = {
+    "fma": {F32: float_fma, float: double_fma},
 }

@@ -241,6 +241,36 @@ def test_random_float_and_double_arithmetic():
         assert values_equal(expected, result), f"{entry}: device {show(result)}, evaluator {show(expected)}"
 
 
+@needs_device
+def test_fma_is_fused_and_rounded_as_the_evaluator_rounds():
+    """Bit for bit: the device's `fma` and the evaluator's, on random values and on a product
+    just above halfway between two floats (rounding twice would tie it down)."""
+    rng = np.random.default_rng(11)
+    prog = program(str(PROGRAMS / "arithmetic.fcl"))
+    f = np.concatenate([[1 + 2 ** -12], rng.standard_normal(500) * 1e3]).astype(np.float32)
+    for entry, c, a in (("fmaFloat", np.float32(2.0 ** -60), f), ("fmaFloat", np.float32(-7.25), f),
+                        ("fmaDouble", -1.0, rng.standard_normal(500) * 1e8)):
+        expected = prog.evaluate(entry, c, a)
+        assert np.array_equal(prog.compile(entry)(c, a), expected), entry
+    assert prog.evaluate("fmaFloat", np.float32(2.0 ** -60), f)[0] == np.float32(1 + 2 ** -11 + 2 ** -23)
+
+
+@needs_device
+def test_matmul_reg8_agrees_with_the_evaluator():
+    """examples/matmul.fcl's matmulReg8 (no test blocks: its 1024 products a K-step make each
+    build slow) at #BlockSize 64: tiles of 32 x 128 cut at every edge, several K-steps; its
+    tile of C stays in registers between K-steps (`privatise`)."""
+    prog = program(str(REPO / "examples/matmul.fcl"))
+    rng = np.random.default_rng(3)
+    n, k, m = 33, 17, 129
+    a, b = rng.standard_normal(n * k).astype(np.float32), rng.standard_normal(k * m).astype(np.float32)
+    kernel = prog.compile("matmulReg8", block_size=64)
+    assert "tmp = cur" not in kernel.opencl_source           # no ping-pong of local buffers
+    expected = prog.evaluate("matmulReg8", n, k, m, a, b, block_size=64)
+    assert values_equal(expected, kernel(n, k, m, a, b))
+    assert np.allclose(expected, (a.reshape(n, k).astype(np.float64) @ b.reshape(k, m)).ravel(), rtol=1e-5, atol=1e-5)
+
+
 # ---------------------------------------------------------------- plan structure
 
 def plan_of(path, entry, block_size=256):

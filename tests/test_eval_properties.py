@@ -3,6 +3,7 @@ reference implementations, and every run-time error with its location."""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -177,6 +178,45 @@ def test_float_is_ieee_single(a, b):
         want = np.sqrt(x)
         got = scalars.float_sqrt(x)
         assert (np.isnan(got) and np.isnan(want)) or got == want
+
+
+def _rounded_once(r, exact: Fraction, dtype) -> bool:
+    """r is `exact` rounded to nearest (ties to even) in dtype."""
+    r = dtype(r)
+    here = abs(Fraction(float(r)) - exact)
+    bits = r.view(np.uint32 if dtype is np.float32 else np.uint64)
+    for way in (-np.inf, np.inf):
+        there = abs(Fraction(float(np.nextafter(r, dtype(way)))) - exact)
+        if there < here or there == here and bits & 1:
+            return False
+    return True
+
+
+BOUNDED32 = st.floats(-2.0 ** 60, 2.0 ** 60, width=32)
+
+
+@given(BOUNDED32, BOUNDED32, BOUNDED32)
+def test_fma_rounds_the_exact_result_once(a, b, c):
+    x, y, z = np.float32(a), np.float32(b), np.float32(c)
+    exact = Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z))
+    got = scalars.float_fma(x, y, z)
+    assert type(got) is np.float32 and _rounded_once(got, exact, np.float32), (x, y, z)
+    assert _rounded_once(scalars.double_fma(float(x), float(y), float(z)), exact, np.float64)
+
+
+def test_fma_corner_cases():
+    e = np.float32(1 + 2 ** -12)
+    # e * e = 1 + 2^-11 + 2^-24 is halfway between two floats; 2^-60 more puts it above, but
+    # rounded to double first it is the halfway point again (which ties to even, down)
+    assert scalars.float_fma(e, e, np.float32(2.0 ** -60)) == np.float32(1 + 2 ** -11 + 2 ** -23)
+    assert scalars.float_fma(e, e, np.float32(0)) == np.float32(1 + 2 ** -11)
+    assert scalars.float_mul(e, e) == np.float32(1 + 2 ** -11)           # unfused: rounded twice
+    assert scalars.double_fma(1e300, 1e300, -math.inf) == -math.inf      # the product does not overflow
+    assert math.isnan(scalars.double_fma(math.inf, 0.0, 1.0))
+    assert scalars.double_fma(1e300, 1e300, -1e300) == math.inf
+    assert math.copysign(1, scalars.double_fma(-0.0, 1.0, -0.0)) == -1
+    assert math.copysign(1, scalars.double_fma(3.0, 0.5, -1.5)) == 1     # an exact zero is +0
+    assert scalars.double_fma(1 + 2 ** -30, 1 - 2 ** -30, -1.0) == -2.0 ** -60
 
 
 @given(st.floats(allow_nan=True, allow_infinity=True), st.floats(allow_nan=True, allow_infinity=True))

@@ -459,3 +459,56 @@ def test_unroll_replaces_a_loop_every_work_item_runs_once_by_its_body():
     assert out[0] == K.Let("i", lid) and out[2] == K.Barrier() and not any(isinstance(s, K.For) for s in out)
     never = [K.For("i", K.add(lid, K.cint(64)), K.cint(64), K.cint(64), (K.Store("b", i, lid),))]
     assert body_of(unroll_loops(plan_of(never))) == ()
+
+
+def power_plan(read, store=lid, guard=None):
+    """A block-level power as `lower.power_loop` leaves it: state in local t1/t2 (64 ints, one
+    a work-item), `a` steps each storing nxt[store] = cur[read] + it, then the result read
+    in another distribution (b[lid] = cur[63 - lid])."""
+    it = K.Var("int", "it")
+    step = K.Store("nxt", store, K.add(K.Load("int", "cur", read), it))
+    loop = K.For("it", K.cint(0), a, K.cint(1),
+                 (step if guard is None else K.If(guard, (step,)), K.Barrier(), K.SwapPtr("cur", "nxt")))
+    body = [K.Store("t1", lid, K.mul(lid, K.cint(10))), K.Barrier(), K.DeclPtr("cur", "local", "int", "t1"),
+            K.DeclPtr("nxt", "local", "int", "t2"), loop, K.Store("b", lid, K.Load("int", "cur", K.sub(K.cint(63), lid)))]
+    return plan_of(body, [K.Buffer(x, "local", "int", K.cint(64), "power") for x in ("t1", "t2")])
+
+
+def run_power(plan, steps: int):
+    verify_program(plan, after="test", mapped=True)
+    b = np.zeros(64, dtype=np.int32)
+    KernelRun(plan.kernels[0], 1, 64, 32, {"b": b}, {"n": 64, "a": steps}, {"t1": 64, "t2": 64}).run()
+    return b
+
+
+def test_privatise_keeps_a_power_state_each_work_item_reads_alone_in_registers():
+    from fcl.codegen.passes.privatise import privatise
+    same = K.sub(K.add(lid, a), a)                       # lid, written another way
+    plan = power_plan(same)
+    out = privatise(plan)
+    k = out.kernels[0]
+    assert [b.name for b in k.locals_] == ["t1"]       # t2 is no longer used
+    loop = next(s for s in k.body if isinstance(s, K.For))
+    assert not any(isinstance(s, K.SwapPtr) for s in loop.body) and "cur" not in K.buffers_used(loop.body)
+    for steps in (0, 1, 2, 5):
+        want = (63 - np.arange(64)) * 10 + steps * (steps - 1) // 2
+        assert np.array_equal(run_power(out, steps), want) and np.array_equal(run_power(plan, steps), want)
+    # left alone: a read of another work-item's element, a store that may not run, an index
+    # that changes from step to step
+    it = K.Var("int", "it")
+    for plan in (power_plan(K.sub(K.cint(63), lid)), power_plan(lid, guard=K.lt(lid, a)),
+                 power_plan(K.binop("band", K.add(lid, it), K.cint(63)), K.binop("band", K.add(lid, it), K.cint(63)))):
+        assert privatise(plan) == plan
+
+
+def test_privatise_takes_matmul_reg_tile_of_c_out_of_local_memory():
+    prog = fcl.load_file("examples/matmul.fcl")
+    rng = np.random.default_rng(5)
+    n, k, m = 37, 50, 70
+    a_, b_ = rng.standard_normal(n * k).astype(np.float32), rng.standard_normal(k * m).astype(np.float32)
+    on = prog.compile("matmulReg", block_size=64)
+    off = prog.compile("matmulReg", block_size=64, no_pass=("privatise",))
+    assert len(on.plan.kernels[0].locals_) == len(off.plan.kernels[0].locals_) - 1
+    assert "tmp = cur" in off.opencl_source and "tmp = cur" not in on.opencl_source
+    want = prog.evaluate("matmulReg", n, k, m, a_, b_, block_size=64)
+    assert np.allclose(on.emulate(n, k, m, a_, b_), want, rtol=1e-6, atol=1e-5)

@@ -148,21 +148,14 @@ def p_snd(m, span, p):
 
 # ---------------------------------------------------------------- scalar primitives
 
-def _scalar1(name: str, table: dict):
-    def impl(m, span, a):
-        fn = table.get(type(a))
-        if fn is None:
-            raise EvalError(f"{name} is not defined on {describe(a)}", span)
-        return fn(a)
-    return impl
-
-
-def _scalar2(name: str, table: dict):
-    def impl(m, span, a, b):
-        fn = table.get(type(a))
-        if fn is None or type(b) is not type(a):
-            raise EvalError(f"{name} is not defined on {describe(a)} and {describe(b)}", span)
-        return fn(a, b)
+def _scalar(name: str, table: dict):
+    """A scalar primitive of any arity from its table (keyed by the type of the operands,
+    which must all have that type)."""
+    def impl(m, span, *args):
+        fn = table.get(type(args[0]))
+        if fn is None or any(type(x) is not type(args[0]) for x in args):
+            raise EvalError(f"{name} is not defined on {' and '.join(describe(x) for x in args)}", span)
+        return fn(*args)
     return impl
 
 
@@ -185,5 +178,5 @@ PRIMS: dict[str, Prim] = {p.name: p for p in [
     Prim("fst", "v", p_fst),
     Prim("snd", "v", p_snd),
 ]}
-PRIMS.update({name: Prim(name, "v", _scalar1(name, t)) for name, t in scalars.PRIM1.items()})
-PRIMS.update({name: Prim(name, "vv", _scalar2(name, t)) for name, t in scalars.PRIM2.items()})
+for arity, table in ((1, scalars.PRIM1), (2, scalars.PRIM2), (3, scalars.PRIM3)):
+    PRIMS.update({name: Prim(name, "v" * arity, _scalar(name, t)) for name, t in table.items()})

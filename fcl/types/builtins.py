@@ -88,6 +88,7 @@ _TABLE: list[tuple[str, Type, str]] = [
     ("sin", fn(f, f), "sine (float or double)"),
     ("cos", fn(f, f), "cosine (float or double)"),
     ("floor", fn(f, f), "round down to a whole number (float or double)"),
+    ("fma", fn(f, f, f, f), "fma x y z: x * y + z rounded once, a fused multiply-add (float or double)"),
 ]
 
 PRIMITIVES: dict[str, tuple[Scheme, str]] = {name: (close(t), note) for name, t, note in _TABLE}

@@ -22,6 +22,7 @@ from fcl.codegen import plan as P
 from fcl.codegen.passes.bounds import elide_checks
 from fcl.codegen.passes.licm import hoist_invariants
 from fcl.codegen.passes.map_hw import map_hardware
+from fcl.codegen.passes.privatise import privatise
 from fcl.codegen.passes.share_local import share_local_memory
 from fcl.codegen.passes.simplify import simplify
 from fcl.codegen.passes.skew import skew_local_memory
@@ -60,6 +61,8 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("strength", "x / y and x % y as C operators where x >= 0 and y >= 1 (range analysis); "
                      "by 2^k as shifts and masks; comparisons the ranges decide folded", strength_reduce),
     Pass("simplify", "constant and copy propagation, common lets, constant branches, dead lets", simplify),
+    Pass("privatise", "a block-level power's state in registers where each work-item reads only the elements "
+                      "it writes (then back to local memory once, after the loop)", privatise),
     Pass("nowrap", "plain + - * where the range analysis proves no 32-bit overflow", mark_no_wrap),
     Pass("vectorize", "int4/float4 loads and stores of global buffers: grid-stride loops of independent "
                       "elements in runs of 4 a work-item (then the last n % 4), and 4 unchecked accesses "

@@ -127,4 +127,7 @@ def rename(stmts, table: dict[str, str]) -> tuple:
                    if isinstance(getattr(s, f, None), str) and getattr(s, f) in table}
         return dataclasses.replace(s, **changes) if changes else s
 
-    return K.map_stmts(fs, fe, stmts)
+    def visit(e: K.Expr) -> bool:
+        return not (e.names.isdisjoint(table) and e.buffers_read.isdisjoint(table))
+
+    return K.map_stmts(fs, fe, stmts, visit)

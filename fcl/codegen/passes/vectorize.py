@@ -71,16 +71,16 @@ def vectorize(plan: P.Plan) -> P.Plan:
     globals_ = {b.name: b for b in plan.buffers if b.space == "global"}
     kernels = []
     for k in plan.kernels:
-        facts = _Facts(plan, k, globals_)
+        facts = KernelFacts(plan, k, globals_)
         body = _top(k.body, facts, Names(k))
-        facts = _Facts(plan, dataclasses.replace(k, body=body), globals_)
+        facts = KernelFacts(plan, dataclasses.replace(k, body=body), globals_)
         grouped = dataclasses.replace(k, body=_Grouper(facts).block(body))
         # the element indexes that only the vector accesses used are dead now
         kernels.append(simplify_kernel(grouped) if grouped != k else k)
     return dataclasses.replace(plan, kernels=tuple(kernels))
 
 
-class _Facts:
+class KernelFacts:
     """What one kernel's code says about its names and buffers."""
 
     def __init__(self, plan: P.Plan, k: K.Kernel, globals_: dict):
@@ -228,7 +228,7 @@ class _Facts:
 
 # ---------------------------------------------------------------- strip-mining grid-stride loops
 
-def _top(stmts, facts: _Facts, names: Names) -> tuple:
+def _top(stmts, facts: KernelFacts, names: Names) -> tuple:
     """The kernel's top-level statements with their grid-stride loops strip-mined."""
     out = []
     for s in stmts:
@@ -239,7 +239,7 @@ def _top(stmts, facts: _Facts, names: Names) -> tuple:
     return tuple(out)
 
 
-def _independent(loop: K.For, block, facts: _Facts) -> bool:
+def _independent(loop: K.For, block, facts: KernelFacts) -> bool:
     """A grid-stride loop whose iterations cannot see each other, with an access at its
     counter to a global int/float buffer; the buffers it writes are not used elsewhere
     in its `block` (the kernel's body)."""
@@ -273,7 +273,7 @@ def _independent(loop: K.For, block, facts: _Facts) -> bool:
     return useful and not stored & K.buffers_used(tuple(x for x in block if x is not loop))
 
 
-def _strip_mine(loop: K.For, facts: _Facts, names: Names) -> tuple:
+def _strip_mine(loop: K.For, facts: KernelFacts, names: Names) -> tuple:
     quarter = names.fresh(loop.var, "n4")
     stop4 = K.Var("int", quarter)
     j = names.fresh(loop.var, "v")
@@ -328,16 +328,16 @@ def _touches(s: K.Stmt, buf: str) -> tuple[bool, bool]:
     return buf in reads, buf in writes
 
 
-def _writes_global(s: K.Stmt, facts: _Facts) -> bool:
+def _writes_global(s: K.Stmt, facts: KernelFacts) -> bool:
     return any(b in facts.globals for b in _accesses(s)[1])
 
 
-def _reads_written_global(s: K.Stmt, facts: _Facts) -> bool:
+def _reads_written_global(s: K.Stmt, facts: KernelFacts) -> bool:
     return any(b in facts.globals and b in facts.written for b in _accesses(s)[0])
 
 
 class _Grouper:
-    def __init__(self, facts: _Facts):
+    def __init__(self, facts: KernelFacts):
         self.facts = facts
         self.names = Names(facts.k)
 

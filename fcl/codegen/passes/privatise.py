@@ -1,0 +1,180 @@
+"""The `privatise` pass: the state of a `power` that each work-item keeps to itself lives in registers.
+
+A block-level (or warp-level) `power` with a run-time step count ping-pongs
+its state between two local buffers (`lower.power_loop`):
+
+    ptr cur -> A;  ptr nxt -> B
+    for it = .. { ... cur[r] ... ; nxt[w1] := v1; ...; barrier; swap cur nxt }
+    ... cur[..] (the result, read in any distribution)
+
+Where, in every step, every work-item reads `cur` only at indexes it also
+writes `nxt` at in that step, no work-item ever sees another's state between
+steps, and the state can stay in each work-item's registers: `var s1 =
+cur[w1]` before the loop, reads of `cur[w1]` become `s1`, the store
+`nxt[w1] := v1` becomes `let t1 = v1` and `s1 := t1` at the end of the
+step, and after the loop the registers go back to `cur[w1]` (then a
+barrier) for whatever reads the result.  The swap goes, so `cur` stays on
+A and B is no longer used.  This is the shape of the prelude's `perThread`
+inside a block-level `power` (examples/matmul.fcl's matmulReg: a
+work-item's 4 x 4 tile of C between K-tiles): 32 local accesses and half
+the local memory less per step.
+
+Exactness.  Indexes are compared as linear forms over names that are never
+reassigned (through pure `Let`s, `vectorize`'s forms, under a common `skew`):
+equal forms are equal values.  Every store to `nxt` is a statement of the
+loop body itself (it runs in every step), at an index that the same for
+every step (its terms are defined before the loop and read no memory), no
+two at the same index; every read of `cur` in the body is at one of these
+indexes; nothing else in the body touches the two pointers, and nothing after
+the loop touches `nxt`.  A work-item's stores in one step land where only it
+reads in the next, unless two work-items store the same element of one
+step, which is already a race in the unprivatised kernel.  The body ends in
+a barrier at its top level, so every work-item of the group runs the loop
+alike and the barrier added after it is reached by all.  The loads before
+and the stores after the loop run only when the loop runs at least once.
+
+Runs after `unroll` and `simplify` (a work-item's stores are then straight-line) and
+before `share_local`.  Not here: private (thread-level) state, vector
+accesses, more than MAX_SLOTS elements a work-item.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from fcl.codegen import kir as K
+from fcl.codegen import plan as P
+from fcl.codegen.passes.simplify import _kernel as simplify_kernel
+from fcl.codegen.passes.unroll import Names, defines, rename
+from fcl.codegen.passes.vectorize import KernelFacts
+
+MAX_SLOTS = 64         # state elements a work-item keeps in registers
+
+
+def privatise(plan: P.Plan) -> P.Plan:
+    return dataclasses.replace(plan, kernels=tuple(_kernel(plan, k) for k in plan.kernels))
+
+
+def _kernel(plan: P.Plan, k: K.Kernel) -> K.Kernel:
+    if not any(isinstance(s, K.SwapPtr) for s in K.walk_stmts(k.body)):
+        return k
+    rewrite = _Rewrite(KernelFacts(plan, k, {}), Names(k))
+    body = rewrite.block(k.body)
+    if body == k.body:
+        return k
+    used = K.buffers_used(body)
+    # the copies of registers that replaced the reads go
+    return simplify_kernel(dataclasses.replace(k, body=body, locals_=tuple(b for b in k.locals_ if b.name in used)))
+
+
+class _Rewrite:
+    def __init__(self, facts: KernelFacts, names: Names):
+        self.facts = facts
+        self.names = names
+
+    def block(self, stmts) -> tuple:
+        out = []
+        for i, s in enumerate(stmts):
+            bodies = {name: self.block(getattr(s, name)) for name, kind in K._child_fields(type(s))
+                      if kind == "block"}
+            s = dataclasses.replace(s, **bodies) if bodies else s
+            private = self.loop(s, out, stmts[i + 1:]) if isinstance(s, K.For) else None
+            out.extend(private or (s,))
+        return tuple(out)
+
+    def loop(self, loop: K.For, before: list, after) -> tuple | None:
+        """The statements that replace `loop` when its state can be private (`before`, the
+        statements of the block so far, loses the `nxt` pointer), else None."""
+        if not (loop.body and isinstance(loop.body[-1], K.SwapPtr)):
+            return None
+        cur, nxt = loop.body[-1].a, loop.body[-1].b
+        ptrs = {s.var: s for s in before if isinstance(s, K.DeclPtr)}
+        if not (cur in ptrs and nxt in ptrs and ptrs[cur].space == "local"
+                and any(isinstance(s, K.Barrier) for s in loop.body)
+                and nxt not in K.buffers_used(after)
+                and nxt not in K.buffers_used([s for s in before if s is not ptrs[nxt]])):
+            return None
+        ty = ptrs[cur].ty
+        varying = K.defined_in(loop.body) | {loop.var} | self.facts.assigned
+        slots: dict = {}        # slot key -> (register, its new value's name)
+        body = []
+        for s in self.straight(loop.body[:-1], nxt):
+            if isinstance(s, K.Store) and s.buf == nxt:
+                key = self.key(s.index, varying)
+                if key is None or key in slots or len(slots) == MAX_SLOTS:
+                    return None
+                slots[key] = (self.names.fresh(nxt, "s"), self.names.fresh(nxt, "v"))
+                s = K.Let(slots[key][1], s.value)
+            body.append(s)
+        body = self.reads(tuple(body), cur, nxt, ty, {key: reg for key, (reg, _) in slots.items()}, varying)
+        if not slots or body is None:
+            return None
+        before.remove(ptrs[nxt])
+        body += tuple(K.Assign(reg, K.Var(ty, new)) for reg, new in slots.values())
+        runs = K.lt(loop.start, loop.stop)
+        zero = K.const({"bool": False, "int": 0}.get(ty, 0.0), ty)
+        loads = tuple(K.DeclVar(reg, K.select(runs, K.Load(ty, cur, _index(key)), zero))
+                      for key, (reg, _) in slots.items())
+        stores = tuple(K.Store(cur, _index(key), K.Var(ty, reg)) for key, (reg, _) in slots.items())
+        back = K.If(runs, stores + (K.Barrier("the power's state from registers to local memory"),))
+        return (*loads, dataclasses.replace(loop, body=body), back)
+
+    def straight(self, stmts, nxt: str) -> list:
+        """`stmts` with each loop of a constant count of at most MAX_SLOTS that stores to `nxt`
+        (a work-item's run of state elements: perThread's `generate s` beyond `unroll`'s
+        limits) as straight-line copies, so its stores have indexes of their own."""
+        out = []
+        for s in stmts:
+            trips = _trips(s) if isinstance(s, K.For) and nxt in K.buffers_used(s.body) else None
+            if trips is None or trips > MAX_SLOTS:
+                out.append(s)
+                continue
+            for copy in range(trips):
+                renaming = {name: self.names.fresh(name, f"p{copy}") for name in defines(s.body) | {s.var}}
+                value = K.cint(s.start.value + copy * s.step.value)
+                self.facts.lets[renaming[s.var]] = value        # for the linear forms of its indexes
+                out.append(K.Let(renaming[s.var], value))
+                out.extend(rename(s.body, renaming))
+        return out
+
+    def key(self, index: K.Expr, varying: set):
+        """The slot an index names: (skewed?, its linear form), when its terms are the same in
+        every step of the loop (defined before it, reading no memory)."""
+        skewed = isinstance(index, K.Call) and index.fn == "skew"
+        terms, const = self.facts.linear(index.args[0] if skewed else index)
+        if any(t.buffers_read or t.names & varying for t in terms):
+            return None
+        return skewed, frozenset((t, c % 2 ** 32) for t, c in terms.items() if c % 2 ** 32), const % 2 ** 32
+
+    def reads(self, body: tuple, cur: str, nxt: str, ty: str, registers: dict, varying: set):
+        """`body` with its reads of `cur` as registers, or None where it reads another element
+        or touches the pointers otherwise."""
+        unknown = []
+
+        def load(e):
+            if isinstance(e, K.Load) and e.buf == cur:
+                key = self.key(e.index, varying)
+                if key not in registers:
+                    unknown.append(e)
+                    return e
+                return K.Var(ty, registers[key])
+            return e
+
+        out = K.map_stmts(lambda s: s, load, body, lambda e: cur in e.buffers_read)
+        if unknown or {cur, nxt} & K.buffers_used(out):
+            return None
+        return out
+
+
+def _trips(loop: K.For) -> int | None:
+    if all(isinstance(x, K.Const) for x in (loop.start, loop.stop, loop.step)) and loop.step.value >= 1:
+        return max(0, -(-(loop.stop.value - loop.start.value) // loop.step.value))
+    return None
+
+
+def _index(key) -> K.Expr:
+    """An index expression of a slot key (the terms in a fixed order)."""
+    skewed, terms, const = key
+    e = K.cint(const)
+    for t, c in sorted(terms, key=lambda tc: K.format_expr(tc[0])):
+        e = K.add(e, K.mul(K.cint(c), t))
+    return K.Call("int", "skew", (e,)) if skewed else e
