@@ -256,6 +256,22 @@ def test_fma_is_fused_and_rounded_as_the_evaluator_rounds():
 
 
 @needs_device
+def test_reduce_and_scan_with_several_parts_a_work_group():
+    """Three work-groups: reduce's first pass gives each a run of consecutive parts, combined
+    in order in a privatised power; scan's chunk totals take 4 chunks a block.  Affine maps
+    do not commute, so an order the device changed would show."""
+    prog = program(str(REPO / "examples/reduce.fcl"))
+    scan = program(str(REPO / "examples/scan.fcl"))
+    for n in (1, 4097, 9001):
+        assert values_equal(prog.evaluate("composeAll", n, block_size=64, num_groups=3),
+                            prog.compile("composeAll", block_size=64, num_groups=3)(n)), n
+    a = (np.arange(50001) * 7 % 13 - 6).astype(np.int32)
+    assert int(prog.compile("sumAll", block_size=64, num_groups=3)(a)[0]) == int(a.sum())
+    assert values_equal(scan.evaluate("composePrefixSumBy", 256, 5001, block_size=64, num_groups=3),
+                        scan.compile("composePrefixSumBy", block_size=64, num_groups=3)(256, 5001))
+
+
+@needs_device
 def test_matmul_reg8_agrees_with_the_evaluator():
     """examples/matmul.fcl's matmulReg8 (no test blocks: its 1024 products a K-step make each
     build slow) at #BlockSize 64: tiles of 32 x 128 cut at every edge, several K-steps; its
