@@ -79,6 +79,24 @@ def _as_member(obj, name: str, names: type[Name]):
         _setfield(obj, name, names(value))
 
 
+class node_property:
+    """A value a node works out once and keeps (in its `__dict__`): functools.cached_property
+    without the lock that Python 3.11's takes on every first access."""
+
+    def __init__(self, f):
+        self.f = f
+        self.__doc__ = f.__doc__
+
+    def __set_name__(self, owner, name: str):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.f(obj)
+        return value
+
+
 # ---------------------------------------------------------------- expressions
 
 @dataclass(frozen=True)
@@ -91,12 +109,12 @@ class Expr:
     def __post_init__(self):
         _as_member(self, "ty", ScalarType)
 
-    @functools.cached_property
+    @node_property
     def names(self) -> frozenset[str]:
         """The variables the expression reads."""
         return frozenset().union(*(c.names for c in expr_children(self)))
 
-    @functools.cached_property
+    @node_property
     def buffers_read(self) -> frozenset[str]:
         """The buffers (and pointer variables) the expression reads: those of its loads, and
         the bounds buffer of each check (`Checked`)."""
@@ -112,7 +130,7 @@ class Const(Expr):
 class Var(Expr):
     name: str
 
-    @functools.cached_property
+    @node_property
     def names(self) -> frozenset[str]:
         return frozenset((self.name,))
 
@@ -161,7 +179,7 @@ class Load(Expr):
     buf: str
     index: Expr
 
-    @functools.cached_property
+    @node_property
     def buffers_read(self) -> frozenset[str]:
         return self.index.buffers_read | {self.buf}
 
@@ -177,7 +195,7 @@ class Checked(Expr):
     buf: str
     site: int
 
-    @functools.cached_property
+    @node_property
     def buffers_read(self) -> frozenset[str]:
         return self.index.buffers_read | self.length.buffers_read | {self.buf}
 
