@@ -120,6 +120,15 @@ class Expr:
         the bounds buffer of each check (`Checked`)."""
         return frozenset().union(*(c.buffers_read for c in expr_children(self)))
 
+    @node_property
+    def kinds(self) -> int:
+        """The kinds of node in the tree, as bits (`kind_bits`): a pass that rewrites some
+        kinds only leaves a tree without them as it is."""
+        bits = _KIND_BIT[self.op if isinstance(self, (Bin, Un)) else type(self)]
+        for c in expr_children(self):
+            bits |= c.kinds
+        return bits
+
 
 @dataclass(frozen=True)
 class Const(Expr):
@@ -244,6 +253,15 @@ class HwId(Expr):
     def __post_init__(self):
         super().__post_init__()
         _as_member(self, "name", Hw)
+
+
+# A node's kind: its operator for a Bin or Un, else its class.
+_KIND_BIT = {k: 1 << i for i, k in enumerate((*Op, Const, Var, Call, Select, Load, Checked, HwId))}
+
+
+def kind_bits(*kinds) -> int:
+    """The bits of these kinds of node (operators, node classes), as `Expr.kinds` has them."""
+    return functools.reduce(operator.or_, (_KIND_BIT[k] for k in kinds), 0)
 
 
 # ---------------------------------------------------------------- statements

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Callable
 
 from fcl import scalars as S
 from fcl.codegen import kir as K
@@ -529,8 +530,17 @@ def _key(e: K.Expr) -> str | None:
     return f"%{e.name}" if isinstance(e, K.HwId) else None
 
 
-def rewrite_kernels(plan: P.Plan, f=None, fs=None, base: Ranges | None = None, proofs: bool = True) -> P.Plan:
-    """Every kernel with f(node, ranges) applied to each expression node bottom-up,
+@dataclass(frozen=True)
+class NodeRewrite:
+    """f(node, ranges) -> node, for `rewrite_kernels`; it may change nodes of the kinds `on`
+    (`kir.kind_bits`) only, so a tree without one is not visited."""
+    f: Callable
+    on: int
+
+
+def rewrite_kernels(plan: P.Plan, f: NodeRewrite | None = None, fs=None, base: Ranges | None = None,
+                    proofs: bool = True) -> P.Plan:
+    """Every kernel with f applied to each expression node bottom-up,
     with the range facts of the point where the expression is evaluated; and
     fs(stmt, ranges) to each statement once its parts are rewritten, with the facts
     in scope where it starts (it returns a statement or a tuple of them).  `base`:
@@ -581,23 +591,23 @@ def _own_exprs(s: K.Stmt, r: Ranges, f) -> K.Stmt:
 
 def _expr(e: K.Expr, r: Ranges, f) -> K.Expr:
     """map_expr with the facts of each point: the arms of a `Select` under its condition
-    (and its opposite); `e` itself where there is no f."""
-    if f is None:
+    (and its opposite); `e` itself where there is no f or nothing for f in e."""
+    if f is None or not e.kinds & f.on:
         return e
     if isinstance(e, K.Select):
         cond = _expr(e.cond, r, f)
         a = _expr(e.a, r.refined(cond), f)
         b = _expr(e.b, r.refined(opposite(cond)), f)
         if (cond, a, b) == (e.cond, e.a, e.b):
-            return f(e, r)
+            return f.f(e, r)
         new = K.select(cond, a, b)
-        return f(new, r) if isinstance(new, K.Select) else new
+        return f.f(new, r) if isinstance(new, K.Select) else new
     if isinstance(e, K.Bin) and e.op in (Op.AND, Op.OR):      # && and || evaluate b only after a
         a = _expr(e.a, r, f)
         b = _expr(e.b, r.refined(a if e.op == Op.AND else opposite(a)), f)
         if (a, b) != (e.a, e.b):
             e = K.refold(dataclasses.replace(e, a=a, b=b))
-        return f(e, r)
+        return f.f(e, r)
     changes = {}
     for name, kind in K._child_fields(type(e)):
         old = getattr(e, name)
@@ -606,7 +616,7 @@ def _expr(e: K.Expr, r: Ranges, f) -> K.Expr:
             changes[name] = new
     if changes:
         e = K.refold(dataclasses.replace(e, **changes))
-    return f(e, r)
+    return f.f(e, r)
 
 
 def _block(stmts, r: Ranges, f, fs=None) -> tuple:
