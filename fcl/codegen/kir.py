@@ -717,13 +717,16 @@ def refold(e: Expr) -> Expr:
     return e
 
 
-def map_expr(f, e: Expr) -> Expr:
+def map_expr(f, e: Expr, visit=None) -> Expr:
     """Rebuild `e` bottom-up, applying f to every node (children first); a node whose
-    children changed is re-folded before f sees it."""
+    children changed is re-folded before f sees it.  A tree whose root `visit` says False
+    of (f changes nothing in it) is kept as it is, unvisited."""
+    if visit is not None and not visit(e):
+        return e
     changes = {}
     for name, kind in _child_fields(type(e)):
         old = getattr(e, name)
-        new = map_expr(f, old) if kind == "expr" else tuple(map_expr(f, x) for x in old)
+        new = map_expr(f, old, visit) if kind == "expr" else tuple(map_expr(f, x, visit) for x in old)
         if _changed(new, old):
             changes[name] = new
     if changes:
@@ -731,16 +734,18 @@ def map_expr(f, e: Expr) -> Expr:
     return f(e)
 
 
-def map_own_exprs(s: Stmt, fe) -> Stmt:
-    """`s` with fe applied (bottom-up, re-folding: map_expr) to its own expressions, not its
-    bodies'."""
+def map_own_exprs(s: Stmt, fe, visit=None) -> Stmt:
+    """`s` with fe applied (bottom-up, re-folding: map_expr, skipping the trees `visit`
+    says False of) to its own expressions, not its bodies'; `s` itself where fe is None."""
+    if fe is None:
+        return s
     changes = {}
     for name, kind in _child_fields(type(s)):
         old = getattr(s, name)
         if kind == "expr":
-            new = map_expr(fe, old)
+            new = map_expr(fe, old, visit)
         elif kind == "exprs":
-            new = tuple(map_expr(fe, x) for x in old)
+            new = tuple(map_expr(fe, x, visit) for x in old)
         else:
             continue
         if _changed(new, old):
@@ -757,18 +762,18 @@ def _changed(new, old) -> bool:
     return new != old
 
 
-def map_stmts(fs, fe, stmts) -> tuple:
-    """Rebuild statements: fe maps every expression (via map_expr), nested bodies are
-    rebuilt, then fs maps each statement; fs may return a statement or a tuple of them
-    (spliced in place)."""
+def map_stmts(fs, fe, stmts, visit=None) -> tuple:
+    """Rebuild statements: fe maps every expression (via map_expr, skipping the trees
+    `visit` says False of; None: none), nested bodies are rebuilt, then fs maps each statement; fs may
+    return a statement or a tuple of them (spliced in place)."""
     out = []
     for s in stmts:
-        s = map_own_exprs(s, fe)
+        s = map_own_exprs(s, fe, visit)
         changes = {}
         for name, kind in _child_fields(type(s)):
             if kind == "block":
                 old = getattr(s, name)
-                new = map_stmts(fs, fe, old)
+                new = map_stmts(fs, fe, old, visit)
                 if _changed(new, old):
                     changes[name] = new
         result = fs(dataclasses.replace(s, **changes) if changes else s)
