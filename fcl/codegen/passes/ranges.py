@@ -86,6 +86,7 @@ class Ranges:
         self.lower: dict[str, tuple] = dict(lower or {})
         self.defs: dict[str, K.Expr] = dict(defs or {})
         self.facts: tuple = facts       # linear forms known to be <= 0 (conditions over any expressions)
+        self.memo: dict[int, tuple] = {}  # id(compound expression) -> (it, its interval) under these facts
 
     @staticmethod
     def for_plan(plan: P.Plan, cap: int | None = None, proofs: bool = True) -> "Ranges":
@@ -108,6 +109,7 @@ class Ranges:
                 env[s.var] = out.of(s.expr) if not s.size else Interval(max(0, out.of(s.expr).lo), top)
                 if out.stable(s.expr):
                     out.defs[s.var] = s.expr
+                    out.memo.clear()
         out.aliases = _aliases(plan.body, {v: once.count(v) for v in once}, {})
         read = {s.var for s in P.walk(plan.body) if isinstance(s, P.ReadScalar)}
         hulls: dict[str, Interval] = {}  # any other host scalar holds one of the values it is set to
@@ -125,6 +127,7 @@ class Ranges:
                     "%lane": Interval(0, min(bs, plan.warp_size) - 1)})
         env.update(_grid(plan, 1, plan.num_groups))
         out.env = env
+        out.memo.clear()
         return out
 
     def child(self) -> "Ranges":
@@ -197,6 +200,7 @@ class Ranges:
             self.dead = True
         if self.stable(bound):
             self.upper[key] = self.upper.get(key, ()) + ((bound if strict else K.add(bound, K.cint(1))),)
+        self.memo.clear()
 
     def _bound_below(self, x: K.Expr, bound: K.Expr, strict: bool):
         key = _key(x)
@@ -211,6 +215,7 @@ class Ranges:
             self.dead = True
         if self.stable(bound):
             self.lower[key] = self.lower.get(key, ()) + ((K.add(bound, K.cint(1)) if strict else bound),)
+        self.memo.clear()
 
     def _know(self, x: K.Expr, iv: Interval):
         have = self.of(x)
@@ -219,6 +224,17 @@ class Ranges:
             self.dead = True
         else:
             self.known[x] = Interval(lo, hi)
+            self.memo.clear()
+
+    def bind(self, name: str, iv: Interval, expr: K.Expr | None = None):
+        """`name` is given a value in iv here (its `Let` expression where stable).  The intervals
+        worked out so far stay: they read no name first bound here (none is read before its
+        binding), and one bound again keeps its facts if it keeps its interval and expression."""
+        if name in self.env and self.env[name] != iv or name in self.defs and self.defs[name] != expr:
+            self.memo.clear()
+        self.env[name] = iv
+        if expr is not None:
+            self.defs[name] = expr
 
     def stable(self, e: K.Expr) -> bool:
         """The value of `e` cannot change while it is in scope (no assigned name, no memory)."""
@@ -376,8 +392,15 @@ class Ranges:
             return self.env.get(e.name, FULL)
         if isinstance(e, K.HwId):
             return self.env[f"%{e.name}"]
+        hit = self.memo.get(id(e))
+        if hit is None:
+            hit = self.memo[id(e)] = (e, self._compound(e))
+        return hit[1]
+
+    def _compound(self, e: K.Expr) -> Interval:
+        """The interval of an int expression that is not a leaf."""
         if isinstance(e, K.Bin):
-            if e in self.known:
+            if self.known and e in self.known:
                 return self.known[e]
             iv = self.binary(e.op, self.of(e.a), self.of(e.b))
             if e.op in (Op.MUL, Op.MUL_NW) and iv == FULL:
@@ -635,12 +658,10 @@ def _block(stmts, r: Ranges, f, fs=None) -> tuple:
             s = dataclasses.replace(s, start=start, stop=stop, step=step, body=_block(s.body, inner, f, fs))
         elif isinstance(s, K.Let):
             s = K.Let(s.var, _expr(s.expr, r, f))
-            r.env[s.var] = r.of(s.expr)
-            if r.stable(s.expr) and s.expr.ty in ("int", "bool"):
-                r.defs[s.var] = s.expr
+            r.bind(s.var, r.of(s.expr), s.expr if r.stable(s.expr) and s.expr.ty in ("int", "bool") else None)
         elif isinstance(s, (K.DeclVar, K.Assign)):
             s = _own_exprs(s, r, f)
-            r.env[s.var] = r.assigned.get(s.var, FULL)
+            r.bind(s.var, r.assigned.get(s.var, FULL))
         elif isinstance(s, K.If):
             cond = _expr(s.cond, r, f)
             s = K.If(cond, _block(s.then, r.refined(cond), f, fs), _block(s.else_, r.refined(opposite(cond)), f, fs))
