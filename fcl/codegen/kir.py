@@ -72,11 +72,25 @@ def _setfield(obj, name: str, value):
     object.__setattr__(obj, name, value)
 
 
+@functools.cache
+def _members(names: type[Name]) -> dict[str, Name]:
+    return {m.value: m for m in names}
+
+
+def _member(names: type[Name], value) -> Name:
+    """`value` as a member of `names` (it may be given as the plain string; looked up in a dict:
+    calling the enumeration costs more than building a node)."""
+    if type(value) is names:
+        return value
+    member = _members(names).get(value)
+    return names(value) if member is None else member
+
+
 def _as_member(obj, name: str, names: type[Name]):
     """Field `name` of a frozen node as a member of `names` (it may be given as the plain string)."""
     value = getattr(obj, name)
     if type(value) is not names:
-        _setfield(obj, name, names(value))
+        _setfield(obj, name, _member(names, value))
 
 
 class node_property:
@@ -511,7 +525,7 @@ COMPARISONS = frozenset(_FOLD_CMP)
 
 def binop(op: str, a: Expr, b: Expr) -> Expr:
     """A binary operation with constant folding and the usual identities (ints only)."""
-    op = Op(op)
+    op = _member(Op, op)
     ty = "bool" if op in COMPARISONS or op in ("and", "or") else a.ty
     if isinstance(a, Const) and isinstance(b, Const):
         folded = _fold(op, a, b)
@@ -618,7 +632,7 @@ def select(c: Expr, a: Expr, b: Expr) -> Expr:
 
 
 def unop(op: str, a: Expr) -> Expr:
-    op = Op(op)
+    op = _member(Op, op)
     if isinstance(a, Const):
         if op == "not":
             return Const("bool", not a.value)
@@ -704,17 +718,20 @@ def stmt_children(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:
     return _block_getter(type(s))(s)
 
 
-def refold(e: Expr) -> Expr:
-    """Rebuild one node through its smart constructor (fold constants again after a rewrite)."""
+def refold(e: Expr, **children) -> Expr:
+    """`e` with these children instead of its own, rebuilt through its smart constructor (fold
+    constants again after a rewrite)."""
+    def get(name):
+        return children.get(name, getattr(e, name))
     if isinstance(e, Bin):
-        return binop(e.op, e.a, e.b)
+        return binop(e.op, get("a"), get("b"))
     if isinstance(e, Un):
-        return unop(e.op, e.a)
+        return unop(e.op, get("a"))
     if isinstance(e, Select):
-        return select(e.cond, e.a, e.b)
+        return select(get("cond"), get("a"), get("b"))
     if isinstance(e, Call):
-        return call(e.fn, e.args, e.ty)
-    return e
+        return call(e.fn, get("args"), e.ty)
+    return dataclasses.replace(e, **children)
 
 
 def map_expr(f, e: Expr, visit=None) -> Expr:
@@ -730,7 +747,7 @@ def map_expr(f, e: Expr, visit=None) -> Expr:
         if _changed(new, old):
             changes[name] = new
     if changes:
-        e = refold(dataclasses.replace(e, **changes))
+        e = refold(e, **changes)
     return f(e)
 
 

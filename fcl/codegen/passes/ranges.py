@@ -629,7 +629,7 @@ def _expr(e: K.Expr, r: Ranges, f) -> K.Expr:
         a = _expr(e.a, r, f)
         b = _expr(e.b, r.refined(a if e.op == Op.AND else opposite(a)), f)
         if (a, b) != (e.a, e.b):
-            e = K.refold(dataclasses.replace(e, a=a, b=b))
+            e = K.refold(e, a=a, b=b)
         return f.f(e, r)
     changes = {}
     for name, kind in K._child_fields(type(e)):
@@ -638,7 +638,7 @@ def _expr(e: K.Expr, r: Ranges, f) -> K.Expr:
         if new != old:
             changes[name] = new
     if changes:
-        e = K.refold(dataclasses.replace(e, **changes))
+        e = K.refold(e, **changes)
     return f.f(e, r)
 
 
