@@ -72,11 +72,43 @@ def _setfield(obj, name: str, value):
     object.__setattr__(obj, name, value)
 
 
+@functools.cache
+def _members(names: type[Name]) -> dict[str, Name]:
+    return {m.value: m for m in names}
+
+
+def _member(names: type[Name], value) -> Name:
+    """`value` as a member of `names` (it may be given as the plain string; looked up in a dict:
+    calling the enumeration costs more than building a node)."""
+    if type(value) is names:
+        return value
+    member = _members(names).get(value)
+    return names(value) if member is None else member
+
+
 def _as_member(obj, name: str, names: type[Name]):
     """Field `name` of a frozen node as a member of `names` (it may be given as the plain string)."""
     value = getattr(obj, name)
     if type(value) is not names:
-        _setfield(obj, name, names(value))
+        _setfield(obj, name, _member(names, value))
+
+
+class node_property:
+    """A value a node works out once and keeps (in its `__dict__`): functools.cached_property
+    without the lock that Python 3.11's takes on every first access."""
+
+    def __init__(self, f):
+        self.f = f
+        self.__doc__ = f.__doc__
+
+    def __set_name__(self, owner, name: str):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.f(obj)
+        return value
 
 
 # ---------------------------------------------------------------- expressions
@@ -91,16 +123,25 @@ class Expr:
     def __post_init__(self):
         _as_member(self, "ty", ScalarType)
 
-    @functools.cached_property
+    @node_property
     def names(self) -> frozenset[str]:
         """The variables the expression reads."""
         return frozenset().union(*(c.names for c in expr_children(self)))
 
-    @functools.cached_property
+    @node_property
     def buffers_read(self) -> frozenset[str]:
         """The buffers (and pointer variables) the expression reads: those of its loads, and
         the bounds buffer of each check (`Checked`)."""
         return frozenset().union(*(c.buffers_read for c in expr_children(self)))
+
+    @node_property
+    def kinds(self) -> int:
+        """The kinds of node in the tree, as bits (`kind_bits`): a pass that rewrites some
+        kinds only leaves a tree without them as it is."""
+        bits = _KIND_BIT[self.op if isinstance(self, (Bin, Un)) else type(self)]
+        for c in expr_children(self):
+            bits |= c.kinds
+        return bits
 
 
 @dataclass(frozen=True)
@@ -112,7 +153,7 @@ class Const(Expr):
 class Var(Expr):
     name: str
 
-    @functools.cached_property
+    @node_property
     def names(self) -> frozenset[str]:
         return frozenset((self.name,))
 
@@ -161,7 +202,7 @@ class Load(Expr):
     buf: str
     index: Expr
 
-    @functools.cached_property
+    @node_property
     def buffers_read(self) -> frozenset[str]:
         return self.index.buffers_read | {self.buf}
 
@@ -177,7 +218,7 @@ class Checked(Expr):
     buf: str
     site: int
 
-    @functools.cached_property
+    @node_property
     def buffers_read(self) -> frozenset[str]:
         return self.index.buffers_read | self.length.buffers_read | {self.buf}
 
@@ -226,6 +267,15 @@ class HwId(Expr):
     def __post_init__(self):
         super().__post_init__()
         _as_member(self, "name", Hw)
+
+
+# A node's kind: its operator for a Bin or Un, else its class.
+_KIND_BIT = {k: 1 << i for i, k in enumerate((*Op, Const, Var, Call, Select, Load, Checked, HwId))}
+
+
+def kind_bits(*kinds) -> int:
+    """The bits of these kinds of node (operators, node classes), as `Expr.kinds` has them."""
+    return functools.reduce(operator.or_, (_KIND_BIT[k] for k in kinds), 0)
 
 
 # ---------------------------------------------------------------- statements
@@ -475,7 +525,7 @@ COMPARISONS = frozenset(_FOLD_CMP)
 
 def binop(op: str, a: Expr, b: Expr) -> Expr:
     """A binary operation with constant folding and the usual identities (ints only)."""
-    op = Op(op)
+    op = _member(Op, op)
     ty = "bool" if op in COMPARISONS or op in ("and", "or") else a.ty
     if isinstance(a, Const) and isinstance(b, Const):
         folded = _fold(op, a, b)
@@ -582,7 +632,7 @@ def select(c: Expr, a: Expr, b: Expr) -> Expr:
 
 
 def unop(op: str, a: Expr) -> Expr:
-    op = Op(op)
+    op = _member(Op, op)
     if isinstance(a, Const):
         if op == "not":
             return Const("bool", not a.value)
@@ -668,23 +718,26 @@ def stmt_children(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:
     return _block_getter(type(s))(s)
 
 
-def refold(e: Expr) -> Expr:
-    """Rebuild one node through its smart constructor (fold constants again after a rewrite)."""
+def refold(e: Expr, **children) -> Expr:
+    """`e` with these children instead of its own, rebuilt through its smart constructor (fold
+    constants again after a rewrite)."""
+    def get(name):
+        return children.get(name, getattr(e, name))
     if isinstance(e, Bin):
-        return binop(e.op, e.a, e.b)
+        return binop(e.op, get("a"), get("b"))
     if isinstance(e, Un):
-        return unop(e.op, e.a)
+        return unop(e.op, get("a"))
     if isinstance(e, Select):
-        return select(e.cond, e.a, e.b)
+        return select(get("cond"), get("a"), get("b"))
     if isinstance(e, Call):
-        return call(e.fn, e.args, e.ty)
-    return e
+        return call(e.fn, get("args"), e.ty)
+    return dataclasses.replace(e, **children)
 
 
 def map_expr(f, e: Expr, visit=None) -> Expr:
     """Rebuild `e` bottom-up, applying f to every node (children first); a node whose
-    children changed is re-folded before f sees it.  With `visit`, a subtree for which
-    visit(node) is false is kept as it is, unvisited (so f must leave such nodes alone)."""
+    children changed is re-folded before f sees it.  A tree whose root `visit` says False
+    of (f changes nothing in it) is kept as it is, unvisited."""
     if visit is not None and not visit(e):
         return e
     changes = {}
@@ -694,13 +747,15 @@ def map_expr(f, e: Expr, visit=None) -> Expr:
         if _changed(new, old):
             changes[name] = new
     if changes:
-        e = refold(dataclasses.replace(e, **changes))
+        e = refold(e, **changes)
     return f(e)
 
 
 def map_own_exprs(s: Stmt, fe, visit=None) -> Stmt:
-    """`s` with fe applied (bottom-up, re-folding: map_expr, `visit` as there) to its own
-    expressions, not its bodies'."""
+    """`s` with fe applied (bottom-up, re-folding: map_expr, skipping the trees `visit`
+    says False of) to its own expressions, not its bodies'; `s` itself where fe is None."""
+    if fe is None:
+        return s
     changes = {}
     for name, kind in _child_fields(type(s)):
         old = getattr(s, name)
@@ -725,9 +780,9 @@ def _changed(new, old) -> bool:
 
 
 def map_stmts(fs, fe, stmts, visit=None) -> tuple:
-    """Rebuild statements: fe maps every expression (via map_expr, `visit` as there), nested
-    bodies are rebuilt, then fs maps each statement; fs may return a statement or a tuple of
-    them (spliced in place)."""
+    """Rebuild statements: fe maps every expression (via map_expr, skipping the trees
+    `visit` says False of; None: none), nested bodies are rebuilt, then fs maps each statement; fs may
+    return a statement or a tuple of them (spliced in place)."""
     out = []
     for s in stmts:
         s = map_own_exprs(s, fe, visit)

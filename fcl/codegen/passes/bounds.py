@@ -28,13 +28,14 @@ import dataclasses
 
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.codegen.passes.ranges import Ranges, kernel_ranges, rewrite_kernels
+from fcl.codegen.passes.ranges import NodeRewrite, Ranges, kernel_ranges, rewrite_kernels
 
 CAP = 1 << 30                 # lengths and host sizes the unchecked versions assume at most
+CHECKS = K.kind_bits(K.Checked)
 
 
 def elide_checks(plan: P.Plan) -> P.Plan:
-    plan = rewrite_kernels(plan, _elide)
+    plan = rewrite_kernels(plan, NodeRewrite(_elide, CHECKS))
     kernels, versions = list(plan.kernels), {}
     taken = {k.name for k in plan.kernels}
     for k in plan.kernels:
@@ -67,7 +68,7 @@ def _launch_versions(stmts, versions: dict) -> tuple:
 
 def checks_in(stmts) -> list:
     """The `Checked` nodes in stmts."""
-    return [x for s in K.walk_stmts(stmts) for e in K.stmt_exprs(s) for x in K.walk_expr(e)
+    return [x for s in K.walk_stmts(stmts) for e in K.stmt_exprs(s) if e.kinds & CHECKS for x in K.walk_expr(e)
             if isinstance(x, K.Checked)]
 
 
@@ -92,7 +93,7 @@ def _version(plan: P.Plan, k: K.Kernel) -> tuple[K.Kernel | None, K.Expr | None]
             return e.index
         return e
     one = dataclasses.replace(plan, kernels=(k,))
-    fast = rewrite_kernels(one, prove, base=capped).kernels[0]
+    fast = rewrite_kernels(one, NodeRewrite(prove, CHECKS), base=capped).kernels[0]
     if len(checks_in(fast.body)) == before:
         return None, None
     used = K.names_read(k.body) & host

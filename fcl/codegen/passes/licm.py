@@ -75,8 +75,11 @@ class _Kernel:
         def invariant(e: K.Expr) -> bool:
             return not e.buffers_read and variant.isdisjoint(e.names)
 
+        def hoisted(e: K.Expr) -> bool:
+            return _worth(e) and invariant(e)
+
         def collect(e: K.Expr):
-            if _worth(e) and invariant(e):
+            if hoisted(e):
                 found.setdefault(e, "")
                 return
             for c in K.expr_children(e):
@@ -92,37 +95,38 @@ class _Kernel:
             found[e] = self.fresh()
             lets.append(K.Let(found[e], e))
 
-        body = _replace_stmts(loop.body, found)
-        bounds = {f: _replace(getattr(loop, f), found) for f in ("start", "stop", "step")}
+        body = _replace_stmts(loop.body, found, hoisted)
+        bounds = {f: _replace(getattr(loop, f), found, hoisted) for f in ("start", "stop", "step")}
         return tuple(lets), dataclasses.replace(loop, body=body, **bounds)
 
 
-def _replace(e: K.Expr, table: dict) -> K.Expr:
-    """`e` with every occurrence of a key of `table` (outermost first) replaced by its variable."""
-    name = table.get(e)
+def _replace(e: K.Expr, table: dict, hoisted) -> K.Expr:
+    """`e` with every occurrence of a key of `table` (outermost first) replaced by its variable;
+    the keys are `hoisted` (only those nodes are looked up: hashing a node hashes its tree)."""
+    name = hoisted(e) and table.get(e)
     if name:
         return K.Var(e.ty, name)
     changes = {}
     for field, kind in K._child_fields(type(e)):
         old = getattr(e, field)
-        new = _replace(old, table) if kind == "expr" else tuple(_replace(x, table) for x in old)
+        new = _replace(old, table, hoisted) if kind == "expr" else tuple(_replace(x, table, hoisted) for x in old)
         if new != old:
             changes[field] = new
     return dataclasses.replace(e, **changes) if changes else e
 
 
-def _replace_stmts(stmts, table: dict) -> tuple:
+def _replace_stmts(stmts, table: dict, hoisted) -> tuple:
     out = []
     for s in stmts:
         changes = {}
         for field, kind in K._child_fields(type(s)):
             old = getattr(s, field)
             if kind == "expr":
-                new = _replace(old, table)
+                new = _replace(old, table, hoisted)
             elif kind == "exprs":
-                new = tuple(_replace(x, table) for x in old)
+                new = tuple(_replace(x, table, hoisted) for x in old)
             else:
-                new = _replace_stmts(old, table)
+                new = _replace_stmts(old, table, hoisted)
             if new != old:
                 changes[field] = new
         out.append(dataclasses.replace(s, **changes) if changes else s)

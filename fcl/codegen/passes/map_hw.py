@@ -35,7 +35,7 @@ ZERO, ONE = K.cint(0), K.cint(1)
 
 def map_hardware(plan: P.Plan) -> P.Plan:
     mapper = _Mapper(plan.block_size, plan.warp_size)
-    kernels = tuple(dataclasses.replace(k, body=K.map_stmts(mapper.stmt, lambda e: e, k.body))
+    kernels = tuple(dataclasses.replace(k, body=K.map_stmts(mapper.stmt, None, k.body))
                     for k in plan.kernels)
     return dataclasses.replace(plan, kernels=kernels)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Callable
 
 from fcl import scalars as S
 from fcl.codegen import kir as K
@@ -85,6 +86,7 @@ class Ranges:
         self.lower: dict[str, tuple] = dict(lower or {})
         self.defs: dict[str, K.Expr] = dict(defs or {})
         self.facts: tuple = facts       # linear forms known to be <= 0 (conditions over any expressions)
+        self.memo: dict[int, tuple] = {}  # id(compound expression) -> (it, its interval) under these facts
 
     @staticmethod
     def for_plan(plan: P.Plan, cap: int | None = None, proofs: bool = True) -> "Ranges":
@@ -107,6 +109,7 @@ class Ranges:
                 env[s.var] = out.of(s.expr) if not s.size else Interval(max(0, out.of(s.expr).lo), top)
                 if out.stable(s.expr):
                     out.defs[s.var] = s.expr
+                    out.memo.clear()
         out.aliases = _aliases(plan.body, {v: once.count(v) for v in once}, {})
         read = {s.var for s in P.walk(plan.body) if isinstance(s, P.ReadScalar)}
         hulls: dict[str, Interval] = {}  # any other host scalar holds one of the values it is set to
@@ -124,6 +127,7 @@ class Ranges:
                     "%lane": Interval(0, min(bs, plan.warp_size) - 1)})
         env.update(_grid(plan, 1, plan.num_groups))
         out.env = env
+        out.memo.clear()
         return out
 
     def child(self) -> "Ranges":
@@ -196,6 +200,7 @@ class Ranges:
             self.dead = True
         if self.stable(bound):
             self.upper[key] = self.upper.get(key, ()) + ((bound if strict else K.add(bound, K.cint(1))),)
+        self.memo.clear()
 
     def _bound_below(self, x: K.Expr, bound: K.Expr, strict: bool):
         key = _key(x)
@@ -210,6 +215,7 @@ class Ranges:
             self.dead = True
         if self.stable(bound):
             self.lower[key] = self.lower.get(key, ()) + ((K.add(bound, K.cint(1)) if strict else bound),)
+        self.memo.clear()
 
     def _know(self, x: K.Expr, iv: Interval):
         have = self.of(x)
@@ -218,6 +224,17 @@ class Ranges:
             self.dead = True
         else:
             self.known[x] = Interval(lo, hi)
+            self.memo.clear()
+
+    def bind(self, name: str, iv: Interval, expr: K.Expr | None = None):
+        """`name` is given a value in iv here (its `Let` expression where stable).  The intervals
+        worked out so far stay: they read no name first bound here (none is read before its
+        binding), and one bound again keeps its facts if it keeps its interval and expression."""
+        if name in self.env and self.env[name] != iv or name in self.defs and self.defs[name] != expr:
+            self.memo.clear()
+        self.env[name] = iv
+        if expr is not None:
+            self.defs[name] = expr
 
     def stable(self, e: K.Expr) -> bool:
         """The value of `e` cannot change while it is in scope (no assigned name, no memory)."""
@@ -375,8 +392,15 @@ class Ranges:
             return self.env.get(e.name, FULL)
         if isinstance(e, K.HwId):
             return self.env[f"%{e.name}"]
+        hit = self.memo.get(id(e))
+        if hit is None:
+            hit = self.memo[id(e)] = (e, self._compound(e))
+        return hit[1]
+
+    def _compound(self, e: K.Expr) -> Interval:
+        """The interval of an int expression that is not a leaf."""
         if isinstance(e, K.Bin):
-            if e in self.known:
+            if self.known and e in self.known:
                 return self.known[e]
             iv = self.binary(e.op, self.of(e.a), self.of(e.b))
             if e.op in (Op.MUL, Op.MUL_NW) and iv == FULL:
@@ -529,8 +553,17 @@ def _key(e: K.Expr) -> str | None:
     return f"%{e.name}" if isinstance(e, K.HwId) else None
 
 
-def rewrite_kernels(plan: P.Plan, f=None, fs=None, base: Ranges | None = None, proofs: bool = True) -> P.Plan:
-    """Every kernel with f(node, ranges) applied to each expression node bottom-up,
+@dataclass(frozen=True)
+class NodeRewrite:
+    """f(node, ranges) -> node, for `rewrite_kernels`; it may change nodes of the kinds `on`
+    (`kir.kind_bits`) only, so a tree without one is not visited."""
+    f: Callable
+    on: int
+
+
+def rewrite_kernels(plan: P.Plan, f: NodeRewrite | None = None, fs=None, base: Ranges | None = None,
+                    proofs: bool = True) -> P.Plan:
+    """Every kernel with f applied to each expression node bottom-up,
     with the range facts of the point where the expression is evaluated; and
     fs(stmt, ranges) to each statement once its parts are rewritten, with the facts
     in scope where it starts (it returns a statement or a tuple of them).  `base`:
@@ -581,23 +614,23 @@ def _own_exprs(s: K.Stmt, r: Ranges, f) -> K.Stmt:
 
 def _expr(e: K.Expr, r: Ranges, f) -> K.Expr:
     """map_expr with the facts of each point: the arms of a `Select` under its condition
-    (and its opposite); `e` itself where there is no f."""
-    if f is None:
+    (and its opposite); `e` itself where there is no f or nothing for f in e."""
+    if f is None or not e.kinds & f.on:
         return e
     if isinstance(e, K.Select):
         cond = _expr(e.cond, r, f)
         a = _expr(e.a, r.refined(cond), f)
         b = _expr(e.b, r.refined(opposite(cond)), f)
         if (cond, a, b) == (e.cond, e.a, e.b):
-            return f(e, r)
+            return f.f(e, r)
         new = K.select(cond, a, b)
-        return f(new, r) if isinstance(new, K.Select) else new
+        return f.f(new, r) if isinstance(new, K.Select) else new
     if isinstance(e, K.Bin) and e.op in (Op.AND, Op.OR):      # && and || evaluate b only after a
         a = _expr(e.a, r, f)
         b = _expr(e.b, r.refined(a if e.op == Op.AND else opposite(a)), f)
         if (a, b) != (e.a, e.b):
-            e = K.refold(dataclasses.replace(e, a=a, b=b))
-        return f(e, r)
+            e = K.refold(e, a=a, b=b)
+        return f.f(e, r)
     changes = {}
     for name, kind in K._child_fields(type(e)):
         old = getattr(e, name)
@@ -605,8 +638,8 @@ def _expr(e: K.Expr, r: Ranges, f) -> K.Expr:
         if new != old:
             changes[name] = new
     if changes:
-        e = K.refold(dataclasses.replace(e, **changes))
-    return f(e, r)
+        e = K.refold(e, **changes)
+    return f.f(e, r)
 
 
 def _block(stmts, r: Ranges, f, fs=None) -> tuple:
@@ -625,12 +658,10 @@ def _block(stmts, r: Ranges, f, fs=None) -> tuple:
             s = dataclasses.replace(s, start=start, stop=stop, step=step, body=_block(s.body, inner, f, fs))
         elif isinstance(s, K.Let):
             s = K.Let(s.var, _expr(s.expr, r, f))
-            r.env[s.var] = r.of(s.expr)
-            if r.stable(s.expr) and s.expr.ty in ("int", "bool"):
-                r.defs[s.var] = s.expr
+            r.bind(s.var, r.of(s.expr), s.expr if r.stable(s.expr) and s.expr.ty in ("int", "bool") else None)
         elif isinstance(s, (K.DeclVar, K.Assign)):
             s = _own_exprs(s, r, f)
-            r.env[s.var] = r.assigned.get(s.var, FULL)
+            r.bind(s.var, r.assigned.get(s.var, FULL))
         elif isinstance(s, K.If):
             cond = _expr(s.cond, r, f)
             s = K.If(cond, _block(s.then, r.refined(cond), f, fs), _block(s.else_, r.refined(opposite(cond)), f, fs))

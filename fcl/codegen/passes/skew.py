@@ -105,4 +105,5 @@ def _skew_kernel(k: K.Kernel) -> K.Kernel:
         return s
 
     locals_ = tuple(dataclasses.replace(b, layout="skew32") if b.name in skewed else b for b in k.locals_)
-    return dataclasses.replace(k, body=K.map_stmts(fs, fe, k.body), locals_=locals_)
+    return dataclasses.replace(k, body=K.map_stmts(fs, fe, k.body, lambda e: not skewed.isdisjoint(e.buffers_read)),
+                               locals_=locals_)

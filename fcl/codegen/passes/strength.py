@@ -15,7 +15,7 @@ from __future__ import annotations
 from fcl import scalars as S
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.codegen.passes.ranges import Interval, Ranges, exact, rewrite_kernels
+from fcl.codegen.passes.ranges import Interval, NodeRewrite, Ranges, exact, rewrite_kernels
 
 Op = K.Op
 _PROVEN = {Op.DIV: Op.DIV_NN, Op.MOD: Op.MOD_NN}
@@ -24,11 +24,11 @@ _COMPARE = {Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE}
 
 
 def strength_reduce(plan: P.Plan) -> P.Plan:
-    return rewrite_kernels(plan, _reduce, proofs=False)
+    return rewrite_kernels(plan, NodeRewrite(_reduce, K.kind_bits(*_COMPARE, *_PROVEN)), proofs=False)
 
 
 def mark_no_wrap(plan: P.Plan) -> P.Plan:
-    return rewrite_kernels(plan, _no_wrap, proofs=False)
+    return rewrite_kernels(plan, NodeRewrite(_no_wrap, K.kind_bits(*_NO_WRAP)), proofs=False)
 
 
 def decide(op: Op, a: Interval, b: Interval) -> bool | None:

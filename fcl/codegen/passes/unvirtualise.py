@@ -37,12 +37,13 @@ def unvirtualise(plan: P.Plan) -> P.Plan:
             # the barrier that lets a next part reuse local memory) is false
             nxt = K.lt(K.add(K.Var("int", s.var), s.step), s.stop)
             body = (K.Let(s.var, s.start),) + K.map_stmts(
-                lambda x: x, lambda e: K.Const("bool", False) if e == nxt else e, s.body)
+                lambda x: x, lambda e: K.Const("bool", False) if e == nxt else e, s.body,
+                lambda e: nxt.names <= e.names)
             if units[s.start.name] == s.stop.value:     # every unit has a part: no test (and no
                 return body                              # barrier under one: PoCL's optimiser
             return K.If(K.lt(s.start, s.stop), body)     # crashed on some, fuzz seed 2993)
 
-        return dataclasses.replace(k, body=K.map_stmts(fs, lambda e: e, k.body))
+        return dataclasses.replace(k, body=K.map_stmts(fs, None, k.body))
 
     return dataclasses.replace(plan, kernels=tuple(rewrite(k) for k in plan.kernels))
 
