@@ -70,6 +70,14 @@ def test_min_of_a_length_and_its_whole_chunks_is_the_length():
     for a in (-3, 0, 1, 2047, 2048, 2049, 10**6):                              # the identity it uses
         assert min(a, K.eval_host(chunks(K.cint(a), 2048), {})) == a
 
+    def whole(a, c):            # c * ((a + (c - 1)) / c), the form a constant c folds to
+        return K.Bin("int", "mul", K.cint(c), K.Bin("int", "div", K.Bin("int", "add", a, K.cint(c - 1)), K.cint(c)))
+    assert K.call("min", (x, whole(x, 4)), "int") == x
+    short = K.Bin("int", "mul", K.cint(4), K.Bin("int", "div", K.Bin("int", "add", x, K.cint(2)), K.cint(4)))
+    assert isinstance(K.call("min", (x, short), "int"), K.Call)                # x + 2, not x + 3: no fold
+    for a in (-9, -3, 0, 1, 3, 4, 5, 10**6):
+        assert min(a, K.eval_host(whole(K.cint(a), 4), {})) == a
+
 
 def test_traversal_is_generic_over_fields():
     store = K.Store("b", K.add(x, K.cint(1)), y)

@@ -154,6 +154,12 @@ def test_skew_only_for_lane_strided_local_access():
         assert out.locals_[0].layout == "skew32" and "skew(" in K.format_stmts(out.body)
     out = skew_local_memory(plan_of(odd, [tile])).kernels[0]
     assert out.locals_[0].layout == "" and "skew(" not in K.format_stmts(out.body)
+    # a row index i / 16 (two values across a warp) times 16: two banks, each a broadcast;
+    # i / 4 (eight values) times 16 conflicts
+    rows = [K.Store("b", i, K.Load("int", "t", K.add(K.mul(K.binop("div", K.add(i, a), K.cint(d)), K.cint(16)),
+                                                       K.cint(3)))) for d in (16, 4)]
+    assert skew_local_memory(plan_of(strided(rows[:1]), [tile])).kernels[0].locals_[0].layout == ""
+    assert skew_local_memory(plan_of(strided(rows[1:]), [tile])).kernels[0].locals_[0].layout == "skew32"
 
 
 def test_passes_keep_a_tiled_transpose_exact_in_the_interpreter():

@@ -652,14 +652,23 @@ def call(fn: str, args: tuple, ty: str) -> Expr:
 
 
 def _rounds_up(a: Expr, b: Expr) -> bool:
-    """b is `c * max(1, (a + c - 1) / c)` for a constant c > 0: a rounded up to a whole, non-zero
-    number of c (the length of a whole number of chunks of c covering a), so min(a, b) = a for
-    every a (for a <= 0, b >= c > a)."""
+    """b is `c * ((a + c - 1) / c)` for a constant c > 0, the quotient perhaps as `max(1, ...)`:
+    a rounded up to a whole number of c (the length of a whole number of chunks of c covering
+    a), so min(a, b) = a for every a (truncating division: for a <= 0, b >= a + c - 1 or b = 0
+    or b >= c)."""
     match b:
-        case Bin(op=Op.MUL, a=Const(value=c), b=Call(fn="max", args=(Const(value=1), Bin(
-                op=Op.DIV, a=Bin(op=Op.SUB, a=Bin(op=Op.ADD, a=x, b=Const(value=c2)), b=Const(value=1)),
-                b=Const(value=c3))))):
+        case Bin(op=Op.MUL, a=Const(value=c), b=Call(fn="max", args=(Const(value=1), q))):
+            pass
+        case Bin(op=Op.MUL, a=Const(value=c), b=q):
+            pass
+        case _:
+            return False
+    match q:
+        case Bin(op=Op.DIV, a=Bin(op=Op.SUB, a=Bin(op=Op.ADD, a=x, b=Const(value=c2)), b=Const(value=1)),
+                 b=Const(value=c3)):
             return c > 0 and c == c2 == c3 and x == a
+        case Bin(op=Op.DIV, a=Bin(op=Op.ADD, a=x, b=Const(value=k)), b=Const(value=c3)):
+            return c > 0 and k == c - 1 and c == c3 and x == a
     return False
 
 

@@ -14,15 +14,15 @@ cur[w1]` before the loop, reads of `cur[w1]` become `s1`, the store
 `nxt[w1] := v1` becomes `let t1 = v1` and `s1 := t1` at the end of the
 step, and after the loop the registers go back to `cur[w1]` (then a
 barrier) for whatever reads the result.  The swap goes, so `cur` stays on
-A and B is no longer used.  This is the shape of the prelude's `perThread`
-inside a block-level `power` (examples/matmul.fcl's matmulReg: a
-work-item's 4 x 4 tile of C between K-tiles): 32 local accesses and half
-the local memory less per step.
+A (its accesses become A's own) and B is no longer used.  This is the
+shape of the prelude's `perThread` inside a block-level `power`
+(examples/matmul.fcl's matmulReg: a work-item's 4 x 4 tile of C between
+K-tiles): 32 local accesses a step fewer, and half the local memory.
 
 Exactness.  Indexes are compared as linear forms over names that are never
 reassigned (through pure `Let`s, `vectorize`'s forms, under a common `skew`):
 equal forms are equal values.  Every store to `nxt` is a statement of the
-loop body itself (it runs in every step), at an index that the same for
+loop body itself (it runs in every step), at an index that is the same for
 every step (its terms are defined before the loop and read no memory), no
 two at the same index; every read of `cur` in the body is at one of these
 indexes; nothing else in the body touches the two pointers, and nothing after
@@ -61,6 +61,7 @@ def _kernel(plan: P.Plan, k: K.Kernel) -> K.Kernel:
     body = rewrite.block(k.body)
     if body == k.body:
         return k
+    body = rename(body, rewrite.aliases)      # the pointer no longer moves: its buffer itself
     used = K.buffers_used(body)
     # the copies of registers that replaced the reads go
     return simplify_kernel(dataclasses.replace(k, body=body, locals_=tuple(b for b in k.locals_ if b.name in used)))
@@ -70,6 +71,7 @@ class _Rewrite:
     def __init__(self, facts: KernelFacts, names: Names):
         self.facts = facts
         self.names = names
+        self.aliases: dict[str, str] = {}     # pointer -> the buffer it stays on
 
     def block(self, stmts) -> tuple:
         out = []
@@ -109,6 +111,8 @@ class _Rewrite:
         if not slots or body is None:
             return None
         before.remove(ptrs[nxt])
+        before.remove(ptrs[cur])
+        self.aliases[cur] = ptrs[cur].init
         body += tuple(K.Assign(reg, K.Var(ty, new)) for reg, new in slots.values())
         runs = K.lt(loop.start, loop.stop)
         zero = K.const({"bool": False, "int": 0}.get(ty, 0.0), ty)

@@ -52,20 +52,62 @@ def _varies(e: K.Expr, varying: set) -> bool:
                for n in K.walk_expr(e))
 
 
-def lane_strided(index: K.Expr, varying: set) -> bool:
+def lane_strided(index: K.Expr, varying: set, lanes: "_Lanes") -> bool:
     """True when `index` scales a lane-varying value by a non-constant or an even constant:
     a stride of 2^k * odd puts gcd(2^k, 32) lanes of a warp on each bank it uses (a
     work-item's run of 8 consecutive elements, lid * 8 + q: 8 lanes a bank); the skewed
-    layout spreads a power-of-two stride over all 32 banks."""
+    layout spreads a power-of-two stride over all 32 banks.  A value with at most two
+    values across a warp (`lanes.few`) scaled by a constant that is not a multiple of 32
+    is left alone: its two addresses are on two banks, and every other lane reads one of
+    them (a broadcast), as a tile row index `lid / 16 * 16` does."""
     for n in K.walk_expr(index):
         if isinstance(n, K.Bin) and K.GENERAL_OP.get(n.op, n.op) == K.Op.MUL:
             for x, y in ((n.a, n.b), (n.b, n.a)):
                 if _varies(x, varying) and (not isinstance(y, K.Const) or (y.value % 2 == 0 and y.value)):
-                    return True
+                    if not (isinstance(y, K.Const) and y.value % BANKS and lanes.few(x)):
+                        return True
         if isinstance(n, K.Bin) and n.op == K.Op.SHL and _varies(n.a, varying):
             if not isinstance(n.b, K.Const) or n.b.value >= 1:
                 return True
     return False
+
+
+class _Lanes:
+    """Which lane-varying values of a kernel take at most two values across a warp."""
+
+    def __init__(self, k: K.Kernel, varying: set):
+        self.varying = varying
+        self.lets = {s.var: s.expr for s in K.walk_stmts(k.body) if isinstance(s, K.Let)}
+        self.loops = {s.var: s for s in K.walk_stmts(k.body) if isinstance(s, K.For)}
+
+    def few(self, x: K.Expr) -> bool:
+        """x is a value of lane stride 1 divided by at least 16 (shifted right by at least 4),
+        plus values the same across a warp: lanes 0..31 of a warp see at most two
+        consecutive values."""
+        x = self.lets.get(x.name, x) if isinstance(x, K.Var) else x
+        if isinstance(x, K.Bin) and K.GENERAL_OP.get(x.op, x.op) == K.Op.ADD:
+            a, b = _varies(x.a, self.varying), _varies(x.b, self.varying)
+            return a != b and self.few(x.a if a else x.b)
+        if isinstance(x, K.Bin) and isinstance(x.b, K.Const):
+            op = K.GENERAL_OP.get(x.op, x.op)
+            if op == K.Op.DIV and x.b.value >= BANKS // 2 or op == K.Op.SHR and 4 <= x.b.value < 32:
+                return self.unit(x.a)
+        return False
+
+    def unit(self, x: K.Expr, depth: int = 0) -> bool:
+        """x is the lane (or local or global id) plus values that are the same across a warp."""
+        if depth > 8:
+            return False
+        if isinstance(x, K.Bin) and K.GENERAL_OP.get(x.op, x.op) == K.Op.ADD:
+            a, b = _varies(x.a, self.varying), _varies(x.b, self.varying)
+            return a != b and self.unit(x.a if a else x.b, depth + 1)
+        if isinstance(x, K.HwId):
+            return x.name in LANE_VARYING
+        if isinstance(x, K.Var) and x.name in self.lets:
+            return self.unit(self.lets[x.name], depth + 1)
+        loop = self.loops.get(x.name) if isinstance(x, K.Var) else None
+        return (loop is not None and isinstance(loop.step, K.Const) and loop.step.value % BANKS == 0
+                and self.unit(loop.start, depth + 1))
 
 
 def _classes(k: K.Kernel) -> dict[str, str]:
@@ -77,13 +119,14 @@ def _classes(k: K.Kernel) -> dict[str, str]:
 def _skew_kernel(k: K.Kernel) -> K.Kernel:
     cls = _classes(k)
     varying = lane_varying_names(k.body)
+    lanes = _Lanes(k, varying)
     strided = set()
     for s in K.walk_stmts(k.body):
-        if isinstance(s, (K.Store, K.AtomicOr)) and s.buf in cls and lane_strided(s.index, varying):
+        if isinstance(s, (K.Store, K.AtomicOr)) and s.buf in cls and lane_strided(s.index, varying, lanes):
             strided.add(cls[s.buf])
         for e in K.stmt_exprs(s):
             for n in K.walk_expr(e):
-                if isinstance(n, K.Load) and n.buf in cls and lane_strided(n.index, varying):
+                if isinstance(n, K.Load) and n.buf in cls and lane_strided(n.index, varying, lanes):
                     strided.add(cls[n.buf])
     small = {cls[b.name] for b in k.locals_ if not _big_enough(b)}
     chosen = strided - small
