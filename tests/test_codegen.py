@@ -271,22 +271,6 @@ def test_reduce_and_scan_with_several_parts_a_work_group():
                         scan.compile("composePrefixSumBy", block_size=64, num_groups=3)(256, 5001))
 
 
-@needs_device
-def test_matmul_reg8_agrees_with_the_evaluator():
-    """examples/matmul.fcl's matmulReg8 (no test blocks: its 1024 products a K-step make each
-    build slow) at #BlockSize 64: tiles of 32 x 128 cut at every edge, several K-steps; its
-    tile of C stays in registers between K-steps (`privatise`)."""
-    prog = program(str(REPO / "examples/matmul.fcl"))
-    rng = np.random.default_rng(3)
-    n, k, m = 33, 17, 129
-    a, b = rng.standard_normal(n * k).astype(np.float32), rng.standard_normal(k * m).astype(np.float32)
-    kernel = prog.compile("matmulReg8", block_size=64)
-    assert "tmp = cur" not in kernel.opencl_source           # no ping-pong of local buffers
-    expected = prog.evaluate("matmulReg8", n, k, m, a, b, block_size=64)
-    assert values_equal(expected, kernel(n, k, m, a, b))
-    assert np.allclose(expected, (a.reshape(n, k).astype(np.float64) @ b.reshape(k, m)).ravel(), rtol=1e-5, atol=1e-5)
-
-
 # ---------------------------------------------------------------- plan structure
 
 def plan_of(path, entry, block_size=256):
