@@ -44,7 +44,7 @@ import dataclasses
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 from fcl.codegen.passes.simplify import _kernel as simplify_kernel
-from fcl.codegen.passes.unroll import Names, defines, rename
+from fcl.codegen.passes.unroll import Names, copies, rename
 from fcl.codegen.passes.vectorize import KernelFacts
 
 MAX_SLOTS = 64         # state elements a work-item keeps in registers
@@ -132,12 +132,10 @@ class _Rewrite:
             if trips is None or trips > MAX_SLOTS:
                 out.append(s)
                 continue
-            for copy in range(trips):
-                renaming = {name: self.names.fresh(name, f"p{copy}") for name in defines(s.body) | {s.var}}
-                value = K.cint(s.start.value + copy * s.step.value)
-                self.facts.lets[renaming[s.var]] = value        # for the linear forms of its indexes
-                out.append(K.Let(renaming[s.var], value))
-                out.extend(rename(s.body, renaming))
+            straight = copies(s, trips, trips, self.names, "p")
+            # the copies' lets, for the linear forms of their indexes
+            self.facts.lets.update((x.var, x.expr) for x in straight if isinstance(x, K.Let))
+            out.extend(straight)
         return out
 
     def key(self, index: K.Expr, varying: set):

@@ -91,10 +91,17 @@ def _unroll(s: K.Stmt, r: Ranges, names: Names):
     if K.contains_barrier(s.body) or any(isinstance(x, (K.For, K.SeqFor, K.ParFor, K.PartFor, K.Loop))
                                          for x in K.walk_stmts(s.body)):
         return s
+    return copies(s, fewest, most, names, "u")
+
+
+def copies(s: K.For, fewest: int, most: int, names: Names, tag: str) -> tuple:
+    """`most` straight-line copies of loop `s`'s body (a positive constant step), copy k after
+    `let i_k = start + k * step` and its names renamed (`tag` and k); copies from `fewest` on
+    guarded by `if (i_k < stop)`."""
     out = []
     for copy in range(most):
-        var = names.fresh(s.var, f"u{copy}")
-        renaming = {name: names.fresh(name, f"u{copy}") for name in defines(s.body)}
+        var = names.fresh(s.var, f"{tag}{copy}")
+        renaming = {name: names.fresh(name, f"{tag}{copy}") for name in defines(s.body)}
         renaming[s.var] = var
         out.append(K.Let(var, K.add(s.start, K.cint(copy * s.step.value))))
         body = rename(s.body, renaming)
