@@ -307,6 +307,35 @@ def test_transpose_tiled_is_one_kernel_one_local_buffer_one_barrier():
     assert "get_num_groups(0)) <" in source
 
 
+def _step_loops(k):
+    from fcl.codegen import kir as K
+    return [s for s in K.walk_stmts(k.body) if isinstance(s, K.For) and K.is_const(s.start, 0)
+            and K.is_const(s.step, 1) and K.contains_barrier(s.body)]
+
+
+def test_scan_is_three_kernels_whose_last_carries_its_total_without_a_barrier_at_the_step_end():
+    """The prelude's scan: reduceGroups, the one-block scan, and group g's chunks in a
+    seqConcat loop.  Its step stores the chunk in local memory before its first barrier
+    and reads the staged output after its last, different buffers: no barrier at the
+    end of a step (the one before the next part's stores would be redundant)."""
+    from fcl.codegen import kir as K
+    plan, source = plan_of(REPO / "examples/scan.fcl", "scanAll")
+    assert len({k.name.removesuffix("_fast") for k in plan.launched()}) == 3
+    (loop,) = _step_loops(plan.launched()[-1])
+    assert not isinstance(loop.body[-2], K.Barrier) and not isinstance(loop.body[-1], K.Barrier)
+    assert not any("next step" in s.why for s in K.walk_stmts(loop.body) if isinstance(s, K.Barrier))
+
+
+def test_a_seq_concat_step_whose_local_memory_wraps_around_ends_with_a_barrier():
+    """chunkCarry's step reads its tile after its only barrier, and the next step stores
+    the tile before it: the step ends with a barrier."""
+    from fcl.codegen import kir as K
+    plan, _ = plan_of(PROGRAMS / "seq_loops.fcl", "chunkCarry")
+    (loop,) = _step_loops(plan.launched()[0])
+    whys = [s.why for s in loop.body if isinstance(s, K.Barrier)]
+    assert whys[-1] == "the next step reuses local memory" and len(whys) == 2
+
+
 def test_block_reduction_is_one_kernel_tree_in_local_memory():
     plan, source = plan_of(REPO / "examples/reduce.fcl", "sumGrid")
     assert len(plan.launched()) == 1
@@ -595,3 +624,43 @@ def test_emit_py_module_runs_with_pyopencl_alone(tmp_path, file, entries, calls)
     for (n, xs), g in zip(calls, got):
         expected = prog.evaluate(n, *[parse_arg(a) if isinstance(a, str) else a for a in xs])
         assert np.array_equal(np.asarray(g), expected), (n, xs)
+
+
+SEQ_CONCAT_WRONG = """
+sig wrongLength : [int] -> [int]<grid>
+fun wrongLength arr =
+  generate 2 (fn g => seqConcat 4 2 0 (fn s => fn i =>
+    (s + 1, push <block> (generate 3 (fn j => index arr (g + j + s))))))
+  |> concat 8
+
+sig gridSteps : [int] -> [int]<grid>
+fun gridSteps arr = seqConcat 4 2 0 (fn s => fn i => (s, push <grid> (generate 4 (fn j => index arr j))))
+
+sig warpDevice : [int] -> [int]<grid>
+fun warpDevice arr =
+  splitUp 64 arr
+  |> mapPull (fn part => generate 2 (fn w => seqConcat 32 (min 1 (index part 0)) 0 (fn s => fn i =>
+       (s, push <warp> (generate 32 (fn j => index part j))))) |> concat 32)
+  |> concat 64
+"""
+
+
+@pytest.mark.parametrize("entry, line, text", [
+    ("wrongLength", 4, "each step of this seqConcat must write 4 elements, but it writes 3"),
+    ("gridSteps", 9, "seqConcat cannot step over grid-level parts"),
+    ("warpDevice", 14, "the step count of a warp-level seqConcat must be known to the host"),
+])
+def test_seq_concat_mistakes_are_located_compile_errors(tmp_path, entry, line, text):
+    path = tmp_path / "seq.fcl"
+    path.write_text(SEQ_CONCAT_WRONG)
+    with pytest.raises(CompileError) as info:
+        fcl.load_file(path).compile(entry)(np.arange(16, dtype=np.int32))
+    assert text in info.value.message
+    assert info.value.span is not None and info.value.span.line == line, info.value.render()
+
+
+def test_seq_concat_part_of_the_wrong_length_is_an_evaluator_error(tmp_path):
+    path = tmp_path / "seq.fcl"
+    path.write_text(SEQ_CONCAT_WRONG)
+    with pytest.raises(FCLError, match="step 0 returned an array of length 3, but every part must have length 4"):
+        fcl.load_file(path).evaluate("wrongLength", np.arange(16, dtype=np.int32))

@@ -517,7 +517,8 @@ BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "div": "div", "%": "mo
           "||": "or", "&": "band", "|": "bor", "^": "bxor", "<<": "shl", ">>": "shr"}
 
 
-SPANNED = frozenset({"force", "while", "push", "concat", "interleave", "foldl", "power", "seqfor"})
+SPANNED = frozenset({"force", "while", "push", "concat", "interleave", "foldl", "power", "seqfor",
+                     "seqConcat"})
 
 
 def with_span(v: SVal, span) -> SVal:
@@ -1211,22 +1212,97 @@ def seqfor(ctx: Ctx, count: SScalar, state: SVal, f: SVal) -> SPush:
                 w(c, K.cint(k), SScalar(c.bind(r.b.e, "sv")))
                 st = r.a
             return
-        leaves = scalar_leaves(c, state)
-        names = [c.b.fresh("st") for _ in leaves]
-        for name, leaf in zip(names, leaves):
-            c.emit(K.DeclVar(name, leaf.e))
-        st = rebuild(state, iter(SScalar(K.Var(l.e.ty, nm)) for nm, l in zip(names, leaves)))
-        body = c.sub(guard=n)
-        var = c.b.fresh("k")
-        i = K.Var("int", var)
-        r = _seqfor_step(body, f, st, i)
-        v = body.bind(r.b.e, "sv")
-        temps = [snapshot(body, x.e, "nst") for x in scalar_leaves(c, r.a)]
-        w(body, i, SScalar(v))
-        for name, t in zip(names, temps):
-            body.emit(K.Assign(name, t))
-        c.emit(K.SeqFor(var, n, tuple(body.stmts)))
+
+        def step(body, st, i):
+            r = _seqfor_step(body, f, st, i)
+            v = body.bind(r.b.e, "sv")
+            temps = [snapshot(body, x.e, "nst") for x in scalar_leaves(c, r.a)]
+            w(body, i, SScalar(v))
+            return temps
+        state_loop(c, n, state, "the state of a seqfor", step)
     return SPush(THREAD, n, run, ctx.b.span)
+
+
+def state_loop(c: Ctx, n: K.Expr, state: SVal, what: str, step, prefix: str = "st") -> SVal:
+    """A loop of n steps in the kernel whose state (scalars or pairs of scalars) lives in
+    registers: step(body, st, i) emits step i and gives the next state's scalars, named
+    (`snapshot`) before anything of the step that the state's variables must outlive.
+    Gives the state's variables (after the loop: the final state)."""
+    leaves = scalar_leaves(c, state, what)
+    names = [c.b.fresh(prefix) for _ in leaves]
+    for name, leaf in zip(names, leaves):
+        c.emit(K.DeclVar(name, leaf.e))
+    st = rebuild(state, iter(SScalar(K.Var(l.e.ty, nm)) for nm, l in zip(names, leaves)))
+    body = c.sub(guard=n)
+    var = c.b.fresh("k")
+    temps = step(body, st, K.Var("int", var))
+    for name, t in zip(names, temps):
+        body.emit(K.Assign(name, t))
+    c.emit(K.SeqFor(var, n, tuple(body.stmts)))
+    return st
+
+
+def seq_concat(ctx: Ctx, part: SScalar, count: SScalar, state: SVal, f: SVal, level: int) -> SPush:
+    """`seqConcat m n s f`: a loop of n steps that the units of `level` run together,
+    the state in every work-item's registers (scalars or pairs of scalars, the same in
+    all of them); step i writes its part (m elements, at `level`) at i*m + j.  At warp
+    and block level a step that uses local memory ends with a barrier, since the next
+    step reuses it."""
+    m, n = part.e, count.e
+    span = ctx.b.span
+    if level == GRID:
+        raise ctx.error("seqConcat cannot step over grid-level parts: each step would be a "
+                        "kernel, and the state cannot live in registers between kernels",
+                        ["run it per work-group (block-level parts inside a grid-level concat), "
+                         "or use a grid-level power"])
+
+    def run(c: Ctx, w):
+        check_level(c, level, "compute")
+        if level == WARP and not c.b.dry and not c.b.host_computable(n):
+            raise CompileError("the step count of a warp-level seqConcat must be known to the host "
+                               "(it may depend on the arguments only): every warp must take the same "
+                               "number of steps, because a step may end with a work-group barrier", span)
+
+        def step(body, st, i):
+            r = apply2(body, f, st, SScalar(i))
+            if not isinstance(r, SPair) or not isinstance(r.b, SPush) or r.b.level != level:
+                raise CompilerBug("seqConcat step did not return (state, push array of its level)")
+            if isinstance(r.b.n, K.Const) and isinstance(m, K.Const) and r.b.n.value != m.value:
+                raise CompileError(f"each step of this seqConcat must write {m.value} elements, but "
+                                   f"it writes {r.b.n.value}", span)
+            temps = [snapshot(body, x.e, "nst") for x in scalar_leaves(c, r.a)]
+            r.b.run(body, lambda cc, j, v: w(cc, K.add(K.mul(i, m), j), v))
+            if level in (WARP, BLOCK) and _wraps_around(body):
+                body.emit(K.Barrier("the next step reuses local memory"))
+            return temps
+        state_loop(c, n, state, "the state of a seqConcat", step)
+    return SPush(level, K.mul(n, m), run, span)
+
+
+def _wraps_around(body: Ctx) -> bool:
+    """Whether a loop body needs a barrier at its end: some memory that is not private
+    is written after its last barrier and used before its first (in the next
+    iteration), or used after the last and written before the first.  A pointer
+    variable counts as touching everything."""
+    stmts = body.stmts
+    cuts = [k for k, s in enumerate(stmts) if isinstance(s, K.Barrier)]
+    if not cuts:
+        return bool(K.contains_barrier(stmts) or any(
+            body.b.bufs.get(x) is None or body.b.bufs[x].space == "local"
+            for x in K.buffers_used(stmts)))
+
+    def touched(seg):
+        reads, writes = set(), set()
+        for s in K.walk_stmts(seg):
+            r, w = K.accesses(s)
+            reads |= r
+            writes |= w
+        return reads, writes
+    (hr, hw), (tr, tw) = touched(stmts[:cuts[0]]), touched(stmts[cuts[-1] + 1:])
+    if any(body.b.bufs.get(x) is None for x in hr | hw | tr | tw):
+        return True
+    shared = ((hw & (tr | tw)) | (tw & hr))
+    return any(body.b.bufs[x].space != "private" for x in shared)
 
 
 def _seqfor_step(ctx, f, state, i) -> SPair:
@@ -1236,6 +1312,14 @@ def _seqfor_step(ctx, f, state, i) -> SPair:
     return r
 
 
+SIZES = {"int": 4, "float": 4, "double": 8, "bool": 1}
+
+
+def size_of(ctx: Ctx, v: SVal) -> SScalar:
+    """`sizeOf v`: a constant, the bytes of v's scalar type."""
+    return SScalar(K.cint(SIZES[as_scalar(ctx, v).e.ty]))
+
+
 def foldl(ctx: Ctx, f: SVal, acc: SVal, arr: SPull) -> SVal:
     """Sequential loop in one work-item; the accumulator lives in registers."""
     n = arr.n
@@ -1243,19 +1327,11 @@ def foldl(ctx: Ctx, f: SVal, acc: SVal, arr: SPull) -> SVal:
         for k in range(n.value):
             acc = apply2(ctx, f, acc, arr.at(ctx, K.cint(k)))
         return acc
-    leaves = scalar_leaves(ctx, acc)
-    names = [ctx.b.fresh("acc") for _ in leaves]
-    for name, leaf in zip(names, leaves):
-        ctx.emit(K.DeclVar(name, leaf.e))
-    state = rebuild(acc, iter(SScalar(K.Var(l.e.ty, nm)) for nm, l in zip(names, leaves)))
-    body = ctx.sub(guard=n)
-    var = ctx.b.fresh("k")
-    new = apply2(body, f, state, arr.at(body, K.Var("int", var)))
-    temps = [snapshot(body, x.e, "nacc") for x in scalar_leaves(ctx, new)]
-    for name, t in zip(names, temps):
-        body.emit(K.Assign(name, t))
-    ctx.emit(K.SeqFor(var, n, tuple(body.stmts)))
-    return state
+
+    def step(body, state, i):
+        new = apply2(body, f, state, arr.at(body, i))
+        return [snapshot(body, x.e, "nacc") for x in scalar_leaves(ctx, new)]
+    return state_loop(ctx, n, acc, "the accumulator of a foldl with a loop", step, prefix="acc")
 
 
 def snapshot(ctx: Ctx, e: K.Expr, prefix: str) -> K.Expr:
@@ -1268,12 +1344,12 @@ def snapshot(ctx: Ctx, e: K.Expr, prefix: str) -> K.Expr:
     return K.Var(e.ty, name)
 
 
-def scalar_leaves(ctx, v: SVal) -> list[SScalar]:
+def scalar_leaves(ctx, v: SVal, what: str = "a loop's state") -> list[SScalar]:
     if isinstance(v, SScalar):
         return [v]
     if isinstance(v, SPair):
-        return scalar_leaves(ctx, v.a) + scalar_leaves(ctx, v.b)
-    raise ctx.error("the accumulator of a foldl with a loop must be scalars or pairs of scalars")
+        return scalar_leaves(ctx, v.a, what) + scalar_leaves(ctx, v.b, what)
+    raise ctx.error(f"{what} must be scalars or pairs of scalars")
 
 
 def rebuild(shape: SVal, leaves) -> SVal:
@@ -1344,6 +1420,7 @@ def primitives() -> dict[str, SVal]:
         "push": SLevelFun(push),
         "foldl": curried(3, foldl, "foldl"),
         "seqfor": curried(3, seqfor, "seqfor"),
+        "sizeOf": curried(1, size_of, "sizeOf"),
         "fst": curried(1, lambda c, p: p.a, "fst"),
         "snd": curried(1, lambda c, p: p.b, "snd"),
     }
@@ -1388,8 +1465,8 @@ def _elem(fn):
 
 
 def _parts(fn):
-    """`concat`/`interleave` (result Push a (1+l)) at the type `t` of its occurrence:
-    told the level of the result (its parts' are checked against l by `parts_scheme`)."""
+    """`concat`/`interleave` (result Push a (1+l)) and `seqConcat` (result Push a l) at
+    the type `t` of its occurrence: told the level of the result."""
     def at(t: T.Type, name: str) -> SVal:
         level = C.depth(C.result(t).level, f"the result of `{name}`")
         return curried(len(C.params(t)), lambda ctx, *args: fn(ctx, *args, level), name)
@@ -1398,7 +1475,7 @@ def _parts(fn):
 
 # the primitives whose lowering reads the type of their occurrence
 TYPED = {"force": _elem(force), "while": _elem(while_loop), "power": _elem(power_loop),
-         "concat": _parts(concat), "interleave": _parts(interleave)}
+         "concat": _parts(concat), "interleave": _parts(interleave), "seqConcat": _parts(seq_concat)}
 
 
 # ---------------------------------------------------------------- entry points

@@ -51,7 +51,7 @@ from fcl.syntax.loader import prelude_decls
 from fcl.eval.cost import GLOBAL, SPACE_OF_LEVEL, Counters, CostReport
 from fcl.eval.primitives import PRIMS
 from fcl.eval.values import (LEVEL_NAMES, Buffer, ConcatDelay, InterleaveDelay, LevelFn,
-                             MapPush, Pull, Push, PushOf, SeqForPush, ZipWithPush, describe,
+                             MapPush, Pull, Push, PushOf, SeqConcatPush, SeqForPush, ZipWithPush, describe,
                              from_python,
                              is_function, to_python)
 from fcl.syntax import ast
@@ -102,7 +102,29 @@ class Machine:
         if isinstance(p, (MapPush, ZipWithPush)):
             p.level = self.level_of(p.inner)
             return p.level
+        if isinstance(p, SeqConcatPush):
+            return self._probe_steps(p)
         return self._probe(p)
+
+    def _probe_steps(self, p: SeqConcatPush) -> int:
+        """Evaluate step 0 of a seqConcat here to learn its parts' level (the result's);
+        keep the step for the run that follows.  With no steps: this location's level."""
+        if p.steps == 0:
+            p.level = self.loc
+            return p.level
+        p.pending = self._seq_step(p, p.state, 0)
+        p.level = self.level_of(p.pending[1])
+        return p.level
+
+    def _seq_step(self, p: SeqConcatPush, state, i: int) -> tuple:
+        r = p.f(state)(i)
+        if type(r) is not tuple or not isinstance(r[1], Push):
+            raise EvalError(f"seqConcat: step {i} returned {describe(r)}, not a pair "
+                            "(next state, push array)", p.span)
+        if r[1].length != p.part:
+            raise EvalError(f"seqConcat: step {i} returned an array of length {r[1].length}, "
+                            f"but every part must have length {p.part}", p.span)
+        return r
 
     def _probe(self, p: ConcatDelay) -> int:
         """Evaluate part 0 on the first sub-location to learn the parts' level
@@ -195,6 +217,8 @@ class Machine:
                 self._run_parts(p, sink, self._concat_writer(p, sink))
             elif type(p) is SeqForPush:
                 self._run_seqfor(p, sink)
+            elif type(p) is SeqConcatPush:
+                self._run_seq_concat(p, sink)
             else:
                 self._run_interleave(p, sink)
         finally:
@@ -239,6 +263,22 @@ class Machine:
             state, v = r
             self.span[0] += 1
             sink(i, v)
+
+    def _run_seq_concat(self, p: SeqConcatPush, sink) -> None:
+        """seqConcat m n s f: the steps one after another on this location, each step's
+        part run here and written at i*m + j, the state carried along."""
+        state, m = p.state, p.part
+        pending, p.pending = p.pending, None
+        for i in range(p.steps):
+            if i == 0 and pending is not None:
+                r = pending
+            else:
+                r = self._seq_step(p, state, i)
+            state, part = r
+            if self.level_of(part) != p.level:
+                raise EvalError(f"seqConcat: step {i} returned a {_lname(self.level_of(part))}-level "
+                                f"array, step 0 a {_lname(p.level)}-level one", p.span)
+            self.run_at(part, lambda j, v, o=i * m: sink(o + j, v))
 
     def _run_parts(self, p: ConcatDelay, sink, writer_for) -> None:
         """Rule 42: part i is evaluated and forced on sub-location i mod subs[L]."""
@@ -749,8 +789,10 @@ def _direct_call(m, prim, compiled, span):
     if len(compiled) == 2:
         a, b = compiled
         return lambda env: impl(m, span, a(env), b(env))
-    a, b, c = compiled
-    return lambda env: impl(m, span, a(env), b(env), c(env))
+    if len(compiled) == 3:
+        a, b, c = compiled
+        return lambda env: impl(m, span, a(env), b(env), c(env))
+    return lambda env: impl(m, span, *(x(env) for x in compiled))
 
 
 def _prim_value(m, prim, args: tuple, span):

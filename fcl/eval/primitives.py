@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fcl.errors import EvalError
 from fcl import scalars
 from fcl.eval.values import (ConcatDelay, InterleaveDelay, MapPush, Pull, Push, PushOf,
-                             SeqForPush, ZipWithPush, describe)
+                             SeqConcatPush, SeqForPush, ZipWithPush, describe)
 
 
 @dataclass(frozen=True)
@@ -134,6 +134,24 @@ def p_seqfor(m, span, n, state, f):
     return SeqForPush(_need_size("seqfor", "the length", n, span), state, _need_fn("seqfor", f, span), span)
 
 
+def p_seq_concat(m, span, part, n, state, f):
+    """seqConcat m n s f: n steps of m elements each, one after another, a carried state."""
+    return SeqConcatPush(_need_size("seqConcat", "the length of every part", part, span),
+                         _need_size("seqConcat", "the number of steps", n, span), state,
+                         _need_fn("seqConcat", f, span), span)
+
+
+def p_size_of(m, span, v):
+    """sizeOf v: the bytes v's scalar type takes in memory (int, float 4; double 8; bool 1)."""
+    size = SIZES.get(type(v))
+    if size is None:
+        raise EvalError(f"sizeOf: {describe(v)} is not a scalar", span)
+    return size
+
+
+SIZES = {int: 4, scalars.F32: 4, float: 8, bool: 1}
+
+
 def p_fst(m, span, p):
     if type(p) is not tuple:
         raise EvalError(f"fst expects a pair, got {describe(p)}", span)
@@ -175,8 +193,10 @@ PRIMS: dict[str, Prim] = {p.name: p for p in [
     Prim("foldl", "vvv", p_foldl),
     Prim("power", "vvv", p_power),
     Prim("seqfor", "vvv", p_seqfor),
+    Prim("seqConcat", "vvvv", p_seq_concat),
     Prim("fst", "v", p_fst),
     Prim("snd", "v", p_snd),
+    Prim("sizeOf", "v", p_size_of),
 ]}
 for arity, table in ((1, scalars.PRIM1), (2, scalars.PRIM2), (3, scalars.PRIM3)):
     PRIMS.update({name: Prim(name, "v" * arity, _scalar(name, t)) for name, t in table.items()})

@@ -131,6 +131,24 @@ class SeqForPush(Push):
         self.span = span
 
 
+class SeqConcatPush(Push):
+    """``seqConcat m n s f``: n steps on the same units, one after another; step i is
+    ``f s_i i = (s_(i+1), part)`` and part's m elements go to i*m, i*m + 1, ...  The
+    level is the parts' (learnt from step 0, kept in `pending` for the run that follows)."""
+
+    __slots__ = ("part", "steps", "state", "f", "span", "pending")
+
+    def __init__(self, part: int, steps: int, state, f, span):
+        self.level = None
+        self.length = part * steps
+        self.part = part
+        self.steps = steps
+        self.state = state
+        self.f = f
+        self.span = span
+        self.pending = None
+
+
 class ConcatDelay(Push):
     """``concatDelay chunk parts`` (rule 38): part i's element j goes to i*chunk + j.
 

@@ -68,8 +68,13 @@ _TABLE: list[tuple[str, Type, str]] = [
      "power n f init: forces init, then steps n times; step i gets the iteration number"),
     ("seqfor", fn(INT, b, fn(b, INT, pair(b, a)), push(a, TLZERO)),
      "seqfor n s f: one thread, element i is snd (f s_i i), s_(i+1) = fst (f s_i i)"),
+    ("seqConcat", fn(INT, INT, b, fn(b, INT, pair(b, push(a, L))), push(a, L)),
+     "seqConcat m n s f: n steps on the same units, one after another; step i writes "
+     "the m elements of snd (f s_i i) at i*m.., s_(i+1) = fst (f s_i i)"),
     ("zipWithPush", fn(fn(a, b, c), pull(a), push(b, L), push(c, L)),
      "element i of the result is f (a[i]) (b[i]); not expressible with the other primitives"),
+    ("sizeOf", fn(TVarT("e", "BT"), INT),
+     "bytes a value of this scalar type takes in memory: int and float 4, double 8, bool 1"),
     ("fst", fn(pair(a, b), a), "the first component of a pair"),
     ("snd", fn(pair(a, b), b), "the second component of a pair"),
     ("i2d", fn(INT, DOUBLE), "int to double (exact)"),
