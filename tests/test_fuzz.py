@@ -87,7 +87,8 @@ def test_generator_covers_every_construct():
     assert {"foldl", "array literal", "generate", "warp if force", "literal element out of range", "map chain",
             "let chain host", "let chain device", "top chain host", "top chain device", "while shrinking",
             "empty parts grid", "if of a loop at the top", "top digest", "let read back",
-            "force read back warp", "force read back block", "data div", "data abs", "data shift"} <= features
+            "force read back warp", "force read back block", "data div", "data abs", "data shift",
+            "seqConcat thread", "seqConcat warp", "seqConcat block"} <= features
 
 
 @pytest.mark.timeout(600)      # about 1 minute on 2 cores; a loaded machine needs more

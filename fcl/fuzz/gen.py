@@ -11,7 +11,8 @@ type-check by construction:
   array or a scalar result;
 * push arrays at every level: `push`, `concat`/`interleave` of parts built
   one level down (whose own code may `force` and `while` at its level),
-  `mapPush`, `zipWithPush`, `if`;
+  `seqConcat` over a part's chunks with a carried state, `mapPush`,
+  `zipWithPush`, `if`;
 * pull arrays: `generate`, `mapPull`, `zipWith`, `reverse`, `take`, `drop`,
   `halve`, `evenOdds`, array literals, `force`, `while`, `if`, `let`;
 * scalars (int, double, bool): arithmetic with wrap-around, truncating `/`
@@ -519,8 +520,25 @@ class Gen:
             (3 if level == WARP else 0, lambda: self.warp_if_force(env, ty, d, p, m)),
             (2 if level == BLOCK and m > 1 else 0, lambda: self.warps_if_force(env, ty, d, p, m)),
             (4 if level in (WARP, BLOCK) and m > 1 else 0, lambda: self.force_read_back(env, ty, d, level, p, m)),
+            (2, lambda: self.seq_part(env, ty, d, level, p, m)),
         ]
         return self.pick(options)
+
+    def seq_part(self, env, ty, depth, level, p, m) -> str:
+        """The part in steps of m2 elements one after another (`seqConcat`), a scalar
+        state carried from step to step: the step's elements may read the state, and the
+        next state reads the step's chunk, so a state that is not carried in order (or a
+        step that overwrites the previous one's local memory early) changes the result."""
+        m2 = self.r.choice([k for k in (1, 2, 3, 4, 8) if m % k == 0 and k < m] or [m])
+        s, i, j, q = self.fresh("s"), self.fresh("i"), self.fresh("j"), self.fresh("q")
+        inner_env = {**env, s: ty, i: "int", q: f"[{ty}]"}
+        part = self.part(inner_env, ty, depth, level, q, m2)
+        op = self.r.choice(["+", "-"]) if ty == "double" else self.r.choice(["+", "-", "^"])
+        nxt = f"{s} {op} index {q} {self.r.randint(0, m2 - 1)}"
+        init = self.scalar(env, ty, depth, level)
+        self.features.add(f"seqConcat {LEVELS[level]}")
+        return (f"seqConcat {m2} {m // m2} {self.atom(init)} (fn {s} => fn {i} => "
+                f"let {q} = generate {m2} (fn {j} => index {p} ({i} * {m2} + {j})) in ({nxt}, {part}))")
 
     def force_read_back(self, env, ty, depth, level, p, m) -> str:
         """A part forced at its own level (warp: one slice of local memory per warp; block:
