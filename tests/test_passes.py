@@ -182,6 +182,19 @@ def test_ranges_use_the_condition_of_an_if():
     assert out[1].value.op == Op.MUL                   # lid up to 63: it may wrap
 
 
+@pytest.mark.parametrize("c", [1, 2, 8])
+def test_ranges_bound_a_part_offset_whose_step_is_a_multiple_of_the_count_divisor(c):
+    """p < X / d and k = c d: p k <= c (X - d) = c X - k (scan's chunks of 2048 are c = 2
+    steps a part of a work-group's run); without the rule, p k may wrap."""
+    d, k, p = K.Var("int", "d"), K.Var("int", "k"), K.Var("int", "p")
+    x = K.binop("div", n, K.cint(16))
+    r = Ranges.for_plan(plan_of([]))
+    r.bind("d", Interval(1, 1000), K.Call("int", "min", (K.Call("int", "max", (a, K.cint(1))), K.cint(1000))))
+    r.bind("k", r.of(K.mul(K.cint(c), d)), K.mul(K.cint(c), d))
+    inside = r.refined(K.binop("and", K.binop("le", K.cint(0), p), K.lt(p, K.binop("div", x, d))))
+    assert inside.of(K.mul(p, k)) == Interval(0, c * ((2**31 - 1) // 16) - c)
+
+
 def test_ranges_ignore_conditions_on_assigned_variables():
     x = K.Var("int", "x")
     body = [K.DeclVar("x", K.cint(0)),

@@ -435,7 +435,8 @@ class Ranges:
     def part_counts(self, e: K.Bin):
         """(X, k, c, exact) for each way product e is p * k with p >= 0 and k >= 1 bounded by a
         part count: p < X / (c k) (exact: c p k <= X - c k) or p < max(1, X / (c k)) (not
-        exact: p is 0 where X < c k); c is a constant, 1 unless the count reads runs of c."""
+        exact: p is 0 where X < c k); c is a constant, 1 unless the count reads runs of c,
+        or 1 / c' where k is c' times the count's divisor (parts of c' steps each)."""
         for p, k in ((e.a, e.b), (e.b, e.a)):
             if _key(p) is None or not self.of(p).nonneg() or not self.of(k).positive():
                 continue
@@ -454,6 +455,14 @@ class Ranges:
                     for c, y in ((d.a, d.b), (d.b, d.a)):
                         if isinstance(c, K.Const) and c.value >= 1 and self.same(y, k):
                             yield bound.a, k, c.value, exact
+                else:                   # k = c d: p k <= c (X - d) = X / (1 / c) - k
+                    m = k
+                    while isinstance(m, K.Var) and m.name in self.defs:
+                        m = self.defs[m.name]
+                    if isinstance(m, K.Bin) and m.op in (Op.MUL, Op.MUL_NW):
+                        for c, y in ((m.a, m.b), (m.b, m.a)):
+                            if isinstance(c, K.Const) and c.value >= 1 and self.same(y, d):
+                                yield bound.a, k, Fraction(1, c.value), exact
 
     def same(self, a: K.Expr, b: K.Expr) -> bool:
         """a and b have the same value: equal, or names bound to equal expressions (two host
