@@ -636,6 +636,13 @@ fun wrongLength arr =
 sig gridSteps : [int] -> [int]<grid>
 fun gridSteps arr = seqConcat 4 2 0 (fn s => fn i => (s, push <grid> (generate 4 (fn j => index arr j))))
 
+sig arrayState : [int] -> [int]<grid>
+fun arrayState arr =
+  splitUp 8 arr
+  |> mapPull (fn part => seqConcat 4 2 (generate 2 (fn j => j)) (fn s => fn i =>
+       (mapPull (fn x => x + 1) s, push <block> (generate 4 (fn j => index part (4 * i + j) + index s 0)))))
+  |> concat 8
+
 sig warpDevice : [int] -> [int]<grid>
 fun warpDevice arr =
   splitUp 64 arr
@@ -648,7 +655,8 @@ fun warpDevice arr =
 @pytest.mark.parametrize("entry, line, text", [
     ("wrongLength", 4, "each step of this seqConcat must write 4 elements, but it writes 3"),
     ("gridSteps", 9, "seqConcat cannot step over grid-level parts"),
-    ("warpDevice", 14, "the step count of a warp-level seqConcat must be known to the host"),
+    ("warpDevice", 21, "the step count of a warp-level seqConcat must be known to the host"),
+    ("arrayState", 14, "the state of a seqConcat must be scalars or pairs of scalars"),
 ])
 def test_seq_concat_mistakes_are_located_compile_errors(tmp_path, entry, line, text):
     path = tmp_path / "seq.fcl"

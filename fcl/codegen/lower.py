@@ -1202,7 +1202,7 @@ def seqfor(ctx: Ctx, count: SScalar, state: SVal, f: SVal) -> SPush:
     """`seqfor n s f`: a thread-level push array; one work-item runs the n steps in
     order, the state in registers (scalars or pairs of scalars), and writes element i
     as it is computed."""
-    n = count.e
+    n, span = count.e, ctx.b.span
 
     def run(c: Ctx, w):
         if isinstance(n, K.Const) and n.value <= UNROLL_MAX:
@@ -1219,16 +1219,16 @@ def seqfor(ctx: Ctx, count: SScalar, state: SVal, f: SVal) -> SPush:
             temps = [snapshot(body, x.e, "nst") for x in scalar_leaves(c, r.a)]
             w(body, i, SScalar(v))
             return temps
-        state_loop(c, n, state, "the state of a seqfor", step)
-    return SPush(THREAD, n, run, ctx.b.span)
+        state_loop(c, n, state, "the state of a seqfor", step, span=span)
+    return SPush(THREAD, n, run, span)
 
 
-def state_loop(c: Ctx, n: K.Expr, state: SVal, what: str, step, prefix: str = "st") -> SVal:
+def state_loop(c: Ctx, n: K.Expr, state: SVal, what: str, step, prefix: str = "st", span=None) -> SVal:
     """A loop of n steps in the kernel whose state (scalars or pairs of scalars) lives in
     registers: step(body, st, i) emits step i and gives the next state's scalars, named
     (`snapshot`) before anything of the step that the state's variables must outlive.
     Gives the state's variables (after the loop: the final state)."""
-    leaves = scalar_leaves(c, state, what)
+    leaves = scalar_leaves(c, state, what, span)
     names = [c.b.fresh(prefix) for _ in leaves]
     for name, leaf in zip(names, leaves):
         c.emit(K.DeclVar(name, leaf.e))
@@ -1275,7 +1275,7 @@ def seq_concat(ctx: Ctx, part: SScalar, count: SScalar, state: SVal, f: SVal, le
             if level in (WARP, BLOCK) and _wraps_around(body):
                 body.emit(K.Barrier("the next step reuses local memory"))
             return temps
-        state_loop(c, n, state, "the state of a seqConcat", step)
+        state_loop(c, n, state, "the state of a seqConcat", step, span=span)
     return SPush(level, K.mul(n, m), run, span)
 
 
@@ -1344,12 +1344,13 @@ def snapshot(ctx: Ctx, e: K.Expr, prefix: str) -> K.Expr:
     return K.Var(e.ty, name)
 
 
-def scalar_leaves(ctx, v: SVal, what: str = "a loop's state") -> list[SScalar]:
+def scalar_leaves(ctx, v: SVal, what: str = "a loop's state", span: Span | None = None) -> list[SScalar]:
     if isinstance(v, SScalar):
         return [v]
     if isinstance(v, SPair):
-        return scalar_leaves(ctx, v.a, what) + scalar_leaves(ctx, v.b, what)
-    raise ctx.error(f"{what} must be scalars or pairs of scalars")
+        return scalar_leaves(ctx, v.a, what, span) + scalar_leaves(ctx, v.b, what, span)
+    raise CompileError(f"{what} must be scalars or pairs of scalars (it lives in registers)",
+                       span or ctx.b.span)
 
 
 def rebuild(shape: SVal, leaves) -> SVal:
