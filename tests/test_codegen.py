@@ -643,6 +643,17 @@ fun arrayState arr =
        (mapPull (fn x => x + 1) s, push <block> (generate 4 (fn j => index part (4 * i + j) + index s 0)))))
   |> concat 8
 
+sig divergent : [int] -> [int]<grid>
+fun divergent arr =
+  splitUp 64 arr
+  |> mapPull (fn part => splitUp 32 part |> mapPull (fn p =>
+       if index p 0 > 0 then push <warp> p
+       else seqConcat 16 2 0 (fn s => fn i =>
+              let t = force (push <warp> (generate 16 (fn j => index p (16 * i + j) + s)))
+              in (s + index t 15, push <warp> t)))
+     |> concat 32)
+  |> concat 64
+
 sig warpDevice : [int] -> [int]<grid>
 fun warpDevice arr =
   splitUp 64 arr
@@ -655,8 +666,9 @@ fun warpDevice arr =
 @pytest.mark.parametrize("entry, line, text", [
     ("wrongLength", 4, "each step of this seqConcat must write 4 elements, but it writes 3"),
     ("gridSteps", 9, "seqConcat cannot step over grid-level parts"),
-    ("warpDevice", 21, "the step count of a warp-level seqConcat must be known to the host"),
+    ("warpDevice", 32, "the step count of a warp-level seqConcat must be known to the host"),
     ("arrayState", 14, "the state of a seqConcat must be scalars or pairs of scalars"),
+    ("divergent", 22, "this `if` runs in each warp and its condition may differ between the warps"),
 ])
 def test_seq_concat_mistakes_are_located_compile_errors(tmp_path, entry, line, text):
     path = tmp_path / "seq.fcl"

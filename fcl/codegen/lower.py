@@ -445,7 +445,7 @@ class Lowerer:
         c = cond.e
         if isinstance(c, K.Const):
             return self.ev(ctx, env, e.then if c.value else e.else_)
-        return branch(ctx, c, lambda sc: self.ev(sc, env, e.then), lambda sc: self.ev(sc, env, e.else_))
+        return branch(ctx, c, lambda sc: self.ev(sc, env, e.then), lambda sc: self.ev(sc, env, e.else_), e.span)
 
     def ev_Pair(self, ctx, env, e):
         return SPair(self.ev(ctx, env, e.fst), self.ev(ctx, env, e.snd))
@@ -577,37 +577,38 @@ def zero_value(t: T.Type) -> SVal:
 
 # ---------------------------------------------------------------- conditionals
 
-def merge_pure(c: K.Expr, a: SVal, b: SVal) -> SVal:
-    """`if c then a else b` for values whose computation emitted no statements."""
+def merge_pure(c: K.Expr, a: SVal, b: SVal, span: Span | None = None) -> SVal:
+    """`if c then a else b` for values whose computation emitted no statements (`span`:
+    the `if`'s, for an error in the branches of push arrays run later)."""
     if isinstance(a, SScalar) and isinstance(b, SScalar):
         return SScalar(K.select(c, a.e, b.e))
     if isinstance(a, SPair) and isinstance(b, SPair):
-        return SPair(merge_pure(c, a.a, b.a), merge_pure(c, a.b, b.b))
+        return SPair(merge_pure(c, a.a, b.a, span), merge_pure(c, a.b, b.b, span))
     if isinstance(a, SPull) and isinstance(b, SPull):
         return SPull(K.select(c, a.n, b.n),
-                     lambda ctx, i: branch(ctx, c, lambda sc: a.at(sc, i), lambda sc: b.at(sc, i)))
+                     lambda ctx, i: branch(ctx, c, lambda sc: a.at(sc, i), lambda sc: b.at(sc, i), span))
     if isinstance(a, SPush) and isinstance(b, SPush):
         def run(ctx, w):
             ta, tb = ctx.sub(), ctx.sub()
             a.run(ta, w)
             b.run(tb, w)
-            ctx.emit(K.If(c, tuple(ta.stmts), tuple(tb.stmts)))
+            emit_if(ctx, c, tuple(ta.stmts), tuple(tb.stmts), span)
         return SPush(max(a.level, b.level), K.select(c, a.n, b.n), run, a.span)
     if isinstance(a, SFun) and isinstance(b, SFun):
-        return SFun(lambda ctx, x: branch(ctx, c, lambda sc: apply(sc, a, x), lambda sc: apply(sc, b, x)))
+        return SFun(lambda ctx, x: branch(ctx, c, lambda sc: apply(sc, a, x), lambda sc: apply(sc, b, x), span))
     if isinstance(a, SLevelFun) and isinstance(b, SLevelFun):
-        return SLevelFun(lambda ctx, l: branch(ctx, c, lambda sc: a.f(sc, l), lambda sc: b.f(sc, l)))
+        return SLevelFun(lambda ctx, l: branch(ctx, c, lambda sc: a.f(sc, l), lambda sc: b.f(sc, l), span))
     raise CompilerBug(f"branches of different shapes: {type(a).__name__} and {type(b).__name__}")
 
 
-def branch(ctx: Ctx, c: K.Expr, then: Callable, else_: Callable) -> SVal:
+def branch(ctx: Ctx, c: K.Expr, then: Callable, else_: Callable, span: Span | None = None) -> SVal:
     """Evaluate both branches in their own statement lists and join the results."""
     if isinstance(c, K.Const):
         return then(ctx) if c.value else else_(ctx)
     ta, tb = ctx.sub(guard=c), ctx.sub(guard=c)
     a, b = then(ta), else_(tb)
     if not ta.stmts and not tb.stmts:
-        return merge_pure(c, a, b)
+        return merge_pure(c, a, b, span)
     then_stmts, else_stmts = hoist_decls(ctx, ta.stmts), hoist_decls(ctx, tb.stmts)
     if _same_scalar_shape(a, b) and not ctx.top:
         leaves_a, leaves_b = scalar_leaves(ctx, a), scalar_leaves(ctx, b)
@@ -616,10 +617,10 @@ def branch(ctx: Ctx, c: K.Expr, then: Callable, else_: Callable) -> SVal:
             ctx.emit(K.DeclVar(var, K.Const(x.e.ty, _zero(x.e.ty))))
         then_stmts += tuple(K.Assign(v, x.e) for v, x in zip(names, leaves_a))
         else_stmts += tuple(K.Assign(v, x.e) for v, x in zip(names, leaves_b))
-        emit_if(ctx, c, then_stmts, else_stmts)
+        emit_if(ctx, c, then_stmts, else_stmts, span)
         return rebuild(a, iter(SScalar(K.Var(x.e.ty, v)) for v, x in zip(names, leaves_a)))
-    c = emit_if(ctx, c, then_stmts, else_stmts)
-    return merge_pure(c, a, b)
+    c = emit_if(ctx, c, then_stmts, else_stmts, span)
+    return merge_pure(c, a, b, span)
 
 
 def _same_scalar_shape(a: SVal, b: SVal) -> bool:
@@ -630,7 +631,7 @@ def _same_scalar_shape(a: SVal, b: SVal) -> bool:
         return _same_scalar_shape(a.a, b.a) and _same_scalar_shape(a.b, b.b)
     return False
 
-def emit_if(ctx: Ctx, c: K.Expr, then_stmts: tuple, else_stmts: tuple) -> K.Expr:
+def emit_if(ctx: Ctx, c: K.Expr, then_stmts: tuple, else_stmts: tuple, span: Span | None = None) -> K.Expr:
     """`if (c) then else`.  In code a warp runs, c may differ between the warps of a
     block, so a barrier in a branch (a warp-level force) is taken out of the `if`:
     the branches are cut at their barriers and every warp runs each barrier.
@@ -638,7 +639,7 @@ def emit_if(ctx: Ctx, c: K.Expr, then_stmts: tuple, else_stmts: tuple) -> K.Expr
     if ctx.level > WARP or not (K.contains_barrier(then_stmts) or K.contains_barrier(else_stmts)):
         ctx.emit(K.If(c, then_stmts, else_stmts))
         return c
-    segs_a, segs_b = barrier_segments(ctx, then_stmts), barrier_segments(ctx, else_stmts)
+    segs_a, segs_b = barrier_segments(ctx, then_stmts, span), barrier_segments(ctx, else_stmts, span)
     if not isinstance(c, (K.Var, K.Const)):
         name = ctx.b.fresh("cond")
         ctx.emit(K.Let(name, c))
@@ -654,7 +655,7 @@ def emit_if(ctx: Ctx, c: K.Expr, then_stmts: tuple, else_stmts: tuple) -> K.Expr
     return c
 
 
-def barrier_segments(ctx: Ctx, stmts: tuple) -> list:
+def barrier_segments(ctx: Ctx, stmts: tuple, span: Span | None = None) -> list:
     """[(statements, the barrier after them or None)]; a barrier nested in a loop or an
     inner `if` of the branch cannot be taken out: a located error."""
     segs, cur = [], []
@@ -664,11 +665,12 @@ def barrier_segments(ctx: Ctx, stmts: tuple) -> list:
             cur = []
             continue
         if K.contains_barrier([s]):
-            raise ctx.error("this `if` runs in each warp and its condition may differ between the warps of a "
-                            "block, but a branch synchronises the whole block inside a loop (a warp-level "
-                            "while or parts with their own barriers), which some warps would never reach",
-                            ["compute both alternatives before the `if` (force them outside it) and let "
-                             "the `if` choose between the results"])
+            raise CompileError("this `if` runs in each warp and its condition may differ between the warps "
+                               "of a block, but a branch synchronises the whole block inside a loop (a "
+                               "warp-level while, seqConcat or parts with their own barriers), which some "
+                               "warps would never reach", span or ctx.b.span,
+                               ["compute both alternatives before the `if` (force them outside it) and let "
+                                "the `if` choose between the results"])
         cur.append(s)
     segs.append((tuple(cur), None))
     return segs
@@ -1283,13 +1285,12 @@ def _wraps_around(body: Ctx) -> bool:
     """Whether a loop body needs a barrier at its end: some memory that is not private
     is written after its last barrier and used before its first (in the next
     iteration), or used after the last and written before the first.  A pointer
-    variable counts as touching everything."""
+    variable counts as touching everything; barriers only inside nested statements
+    count as one at the end."""
     stmts = body.stmts
     cuts = [k for k, s in enumerate(stmts) if isinstance(s, K.Barrier)]
-    if not cuts:
-        return bool(K.contains_barrier(stmts) or any(
-            body.b.bufs.get(x) is None or body.b.bufs[x].space == "local"
-            for x in K.buffers_used(stmts)))
+    if not cuts:        # no barrier: no work-item reads what another wrote in the loop
+        return K.contains_barrier(stmts)
 
     def touched(seg):
         reads, writes = set(), set()
