@@ -1248,8 +1248,8 @@ def seq_concat(ctx: Ctx, part: SScalar, count: SScalar, state: SVal, f: SVal, le
     """`seqConcat m n s f`: a loop of n steps that the units of `level` run together,
     the state in every work-item's registers (scalars or pairs of scalars, the same in
     all of them); step i writes its part (m elements, at `level`) at i*m + j.  At warp
-    and block level a step that uses local memory ends with a barrier, since the next
-    step reuses it."""
+    and block level a step ends with a barrier where the next step's first accesses
+    could race with this one's last (`_wraps_around`)."""
     m, n = part.e, count.e
     span = ctx.b.span
     if level == GRID:
