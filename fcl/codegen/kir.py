@@ -903,13 +903,20 @@ def accesses(s: Stmt) -> tuple[set[str], set[str]]:
     return reads, writes
 
 
+def all_accesses(stmts) -> tuple[set[str], set[str]]:
+    """(names read, names written) by `stmts` and everything nested in them."""
+    reads, writes = set(), set()
+    for s in walk_stmts(stmts):
+        r, w = accesses(s)
+        reads |= r
+        writes |= w
+    return reads, writes
+
+
 def buffers_used(stmts) -> set[str]:
     """Names of buffers and pointer variables read or written in `stmts`."""
-    names = set()
-    for s in walk_stmts(stmts):
-        reads, writes = accesses(s)
-        names |= reads | writes
-    return names
+    reads, writes = all_accesses(stmts)
+    return reads | writes
 
 
 def names_read(stmts) -> set[str]:

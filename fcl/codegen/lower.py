@@ -28,6 +28,7 @@ from typing import Callable
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 from fcl.errors import CompileError, CompilerBug, FCLError, Span
+from fcl.hw import STORAGE_DTYPES
 from fcl.syntax import ast as A
 from fcl.types import core as C
 from fcl.types import types as T
@@ -1291,15 +1292,7 @@ def _wraps_around(body: Ctx) -> bool:
     cuts = [k for k, s in enumerate(stmts) if isinstance(s, K.Barrier)]
     if not cuts:        # no barrier: no work-item reads what another wrote in the loop
         return K.contains_barrier(stmts)
-
-    def touched(seg):
-        reads, writes = set(), set()
-        for s in K.walk_stmts(seg):
-            r, w = K.accesses(s)
-            reads |= r
-            writes |= w
-        return reads, writes
-    (hr, hw), (tr, tw) = touched(stmts[:cuts[0]]), touched(stmts[cuts[-1] + 1:])
+    (hr, hw), (tr, tw) = K.all_accesses(stmts[:cuts[0]]), K.all_accesses(stmts[cuts[-1] + 1:])
     if any(body.b.bufs.get(x) is None for x in hr | hw | tr | tw):
         return True
     shared = ((hw & (tr | tw)) | (tw & hr))
@@ -1313,12 +1306,9 @@ def _seqfor_step(ctx, f, state, i) -> SPair:
     return r
 
 
-SIZES = {"int": 4, "float": 4, "double": 8, "bool": 1}
-
-
 def size_of(ctx: Ctx, v: SVal) -> SScalar:
-    """`sizeOf v`: a constant, the bytes of v's scalar type."""
-    return SScalar(K.cint(SIZES[as_scalar(ctx, v).e.ty]))
+    """`sizeOf v`: a constant, the bytes of v's scalar type in device memory."""
+    return SScalar(K.cint(STORAGE_DTYPES[as_scalar(ctx, v).e.ty].itemsize))
 
 
 def foldl(ctx: Ctx, f: SVal, acc: SVal, arr: SPull) -> SVal:

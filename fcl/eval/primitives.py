@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from fcl.errors import EvalError
 from fcl import scalars
+from fcl.hw import STORAGE_DTYPES
 from fcl.eval.values import (ConcatDelay, InterleaveDelay, MapPush, Pull, Push, PushOf,
                              SeqConcatPush, SeqForPush, ZipWithPush, describe)
 
@@ -142,14 +143,11 @@ def p_seq_concat(m, span, part, n, state, f):
 
 
 def p_size_of(m, span, v):
-    """sizeOf v: the bytes v's scalar type takes in memory (int, float 4; double 8; bool 1)."""
-    size = SIZES.get(type(v))
-    if size is None:
+    """sizeOf v: the bytes v's scalar type takes in device memory (int, float 4; double 8; bool 1)."""
+    kind = scalars.kind_of(v)
+    if kind is None:
         raise EvalError(f"sizeOf: {describe(v)} is not a scalar", span)
-    return size
-
-
-SIZES = {int: 4, scalars.F32: 4, float: 8, bool: 1}
+    return STORAGE_DTYPES[kind].itemsize
 
 
 def p_fst(m, span, p):

@@ -441,8 +441,7 @@ class Ranges:
             if _key(p) is None or not self.of(p).nonneg() or not self.of(k).positive():
                 continue
             for bound in self.upper.get(_key(p), ()):
-                while isinstance(bound, K.Var) and bound.name in self.defs:
-                    bound = self.defs[bound.name]
+                bound = self._defined(bound)
                 exact = not (isinstance(bound, K.Call) and bound.fn == "max" and K.is_const(bound.args[0], 1))
                 if not exact:
                     bound = bound.args[1]
@@ -451,18 +450,24 @@ class Ranges:
                 d = bound.b
                 if self.same(d, k):
                     yield bound.a, k, 1, exact
-                elif isinstance(d, K.Bin) and d.op in (Op.MUL, Op.MUL_NW):
-                    for c, y in ((d.a, d.b), (d.b, d.a)):
-                        if isinstance(c, K.Const) and c.value >= 1 and self.same(y, k):
-                            yield bound.a, k, c.value, exact
-                else:                   # k = c d: p k <= c (X - d) = X / (1 / c) - k
-                    m = k
-                    while isinstance(m, K.Var) and m.name in self.defs:
-                        m = self.defs[m.name]
-                    if isinstance(m, K.Bin) and m.op in (Op.MUL, Op.MUL_NW):
-                        for c, y in ((m.a, m.b), (m.b, m.a)):
-                            if isinstance(c, K.Const) and c.value >= 1 and self.same(y, d):
-                                yield bound.a, k, Fraction(1, c.value), exact
+                elif (c := self._multiple(d, k)) is not None:
+                    yield bound.a, k, c, exact
+                elif (c := self._multiple(self._defined(k), d)) is not None:
+                    yield bound.a, k, Fraction(1, c), exact     # k = c d: p k <= c (X - d)
+
+    def _defined(self, e: K.Expr) -> K.Expr:
+        """e, or the expression its name is bound to (through a chain of names)."""
+        while isinstance(e, K.Var) and e.name in self.defs:
+            e = self.defs[e.name]
+        return e
+
+    def _multiple(self, e: K.Expr, y: K.Expr) -> int | None:
+        """c where e is c * y for a constant c >= 1, else None."""
+        if isinstance(e, K.Bin) and e.op in (Op.MUL, Op.MUL_NW):
+            for c, x in ((e.a, e.b), (e.b, e.a)):
+                if isinstance(c, K.Const) and c.value >= 1 and self.same(x, y):
+                    return c.value
+        return None
 
     def same(self, a: K.Expr, b: K.Expr) -> bool:
         """a and b have the same value: equal, or names bound to equal expressions (two host

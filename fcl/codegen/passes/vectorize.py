@@ -312,28 +312,18 @@ def _unconditional_loads(e: K.Expr):
         yield from _unconditional_loads(c)
 
 
-def _accesses(s: K.Stmt) -> tuple[set[str], set[str]]:
-    """(names read, names written) anywhere in s."""
-    reads, writes = set(), set()
-    for x in K.walk_stmts((s,)):
-        r, w = K.accesses(x)
-        reads |= r
-        writes |= w
-    return reads, writes
-
-
 def _touches(s: K.Stmt, buf: str) -> tuple[bool, bool]:
     """(reads buf, writes buf) anywhere in s."""
-    reads, writes = _accesses(s)
+    reads, writes = K.all_accesses((s,))
     return buf in reads, buf in writes
 
 
 def _writes_global(s: K.Stmt, facts: KernelFacts) -> bool:
-    return any(b in facts.globals for b in _accesses(s)[1])
+    return any(b in facts.globals for b in K.all_accesses((s,))[1])
 
 
 def _reads_written_global(s: K.Stmt, facts: KernelFacts) -> bool:
-    return any(b in facts.globals and b in facts.written for b in _accesses(s)[0])
+    return any(b in facts.globals and b in facts.written for b in K.all_accesses((s,))[0])
 
 
 class _Grouper:
