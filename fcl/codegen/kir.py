@@ -121,7 +121,8 @@ class Expr:
     ty: ScalarType
 
     def __post_init__(self):
-        _as_member(self, "ty", ScalarType)
+        if type(self.ty) is not ScalarType:
+            _setfield(self, "ty", _member(ScalarType, self.ty))
 
     @node_property
     def names(self) -> frozenset[str]:
@@ -167,7 +168,8 @@ class Bin(Expr):
 
     def __post_init__(self):
         super().__post_init__()
-        _as_member(self, "op", Op)
+        if type(self.op) is not Op:
+            _setfield(self, "op", _member(Op, self.op))
 
 
 @dataclass(frozen=True)
@@ -178,7 +180,8 @@ class Un(Expr):
 
     def __post_init__(self):
         super().__post_init__()
-        _as_member(self, "op", Op)
+        if type(self.op) is not Op:
+            _setfield(self, "op", _member(Op, self.op))
 
 
 @dataclass(frozen=True)
@@ -267,6 +270,34 @@ class HwId(Expr):
     def __post_init__(self):
         super().__post_init__()
         _as_member(self, "name", Hw)
+
+
+def _keep_hash(cls):
+    """Give node class `cls` a hash worked out once (kept in the node's `__dict__`) and an
+    equality that answers from identity or from the hashes where it can: the dataclass's own
+    hash and `==` walk the whole tree on every call, and the passes hash and compare
+    subtrees (memo tables, common-subexpression keys, `changed?` tests) all the time.
+    A hash depends on the process (strings'), so nodes are never pickled with it: none is."""
+    names = tuple(f.name for f in dataclasses.fields(cls))
+    get = operator.attrgetter(*names) if len(names) > 1 else (lambda e, g=operator.attrgetter(names[0]): (g(e),))
+
+    def __hash__(self):
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = self.__dict__["_hash"] = hash((cls, get(self)))
+        return h
+
+    def __eq__(self, other):
+        if self is other:
+            return True
+        if other.__class__ is not cls:
+            return NotImplemented
+        return hash(self) == hash(other) and get(self) == get(other)
+    cls.__hash__, cls.__eq__ = __hash__, __eq__
+
+
+for _cls in (Const, Var, Bin, Un, Call, Select, Load, Checked, HwId):
+    _keep_hash(_cls)
 
 
 # A node's kind: its operator for a Bin or Un, else its class.
@@ -740,7 +771,7 @@ def refold(e: Expr, **children) -> Expr:
         return select(get("cond"), get("a"), get("b"))
     if isinstance(e, Call):
         return call(e.fn, get("args"), e.ty)
-    return dataclasses.replace(e, **children)
+    return rebuilt(e, children)
 
 
 def map_expr(f, e: Expr, visit=None) -> Expr:
@@ -749,8 +780,15 @@ def map_expr(f, e: Expr, visit=None) -> Expr:
     of (f changes nothing in it) is kept as it is, unvisited."""
     if visit is not None and not visit(e):
         return e
+    cls = type(e)
+    if cls is Bin:                      # the common node, without the generic loop
+        a, b = map_expr(f, e.a, visit), map_expr(f, e.b, visit)
+        a_new, b_new = a is not e.a and a != e.a, b is not e.b and b != e.b
+        if a_new or b_new:
+            e = binop(e.op, a if a_new else e.a, b if b_new else e.b)
+        return f(e)
     changes = {}
-    for name, kind in _child_fields(type(e)):
+    for name, kind in _child_fields(cls):
         old = getattr(e, name)
         new = map_expr(f, old, visit) if kind == "expr" else tuple(map_expr(f, x, visit) for x in old)
         if _changed(new, old):
@@ -776,7 +814,18 @@ def map_own_exprs(s: Stmt, fe, visit=None) -> Stmt:
             continue
         if _changed(new, old):
             changes[name] = new
-    return dataclasses.replace(s, **changes) if changes else s
+    return rebuilt(s, changes) if changes else s
+
+
+@functools.cache
+def _field_names(cls) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def rebuilt(node, changes: dict):
+    """`dataclasses.replace(node, **changes)` for IR nodes (every field set by `__init__`),
+    without its per-call inspection of the fields: the passes rebuild many nodes."""
+    return type(node)(*[changes[n] if n in changes else getattr(node, n) for n in _field_names(type(node))])
 
 
 def _changed(new, old) -> bool:
@@ -802,30 +851,38 @@ def map_stmts(fs, fe, stmts, visit=None) -> tuple:
                 new = map_stmts(fs, fe, old, visit)
                 if _changed(new, old):
                     changes[name] = new
-        result = fs(dataclasses.replace(s, **changes) if changes else s)
+        result = fs(rebuilt(s, changes) if changes else s)
         out.extend(result if isinstance(result, tuple) else (result,))
     return tuple(out)
 
 
-def walk_expr(e: Expr):
-    """Pre-order iterator over an expression tree."""
+def walk_expr(e: Expr) -> list:
+    """The nodes of an expression tree in pre-order (a list: the passes walk whole trees, and
+    a list costs less than a generator's resumptions)."""
+    out = []
     stack = [e]
+    pop, push, extend = stack.pop, out.append, stack.extend
     while stack:
-        node = stack.pop()
-        yield node
+        node = pop()
+        push(node)
         children = _expr_getter(type(node))(node)
         if children:
-            stack.extend(children[::-1])
+            extend(children[::-1])
+    return out
 
 
-def walk_stmts(stmts):
-    """Pre-order iterator over statements, nested bodies included."""
-    stack = list(reversed(stmts))
-    while stack:
-        s = stack.pop()
-        yield s
-        for body in reversed(stmt_children(s)):
-            stack.extend(reversed(body))
+def walk_stmts(stmts) -> list:
+    """The statements in pre-order, nested bodies included (a list, as `walk_expr`)."""
+    out = []
+    _collect_stmts(stmts, out)
+    return out
+
+
+def _collect_stmts(stmts, out: list):
+    for s in stmts:
+        out.append(s)
+        for body in _block_getter(type(s))(s):
+            _collect_stmts(body, out)
 
 
 def binds(s: Stmt) -> tuple[str, ...]:

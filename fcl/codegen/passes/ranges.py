@@ -85,7 +85,7 @@ class Ranges:
         self.upper: dict[str, tuple] = dict(upper or {})
         self.lower: dict[str, tuple] = dict(lower or {})
         self.defs: dict[str, K.Expr] = dict(defs or {})
-        self.facts: tuple = facts       # linear forms known to be <= 0 (conditions over any expressions)
+        self.facts: tuple = facts       # `_Fact`s: conditions over any expressions, as linear forms <= 0
         self.memo: dict[int, tuple] = {}  # id(compound expression) -> (it, its interval) under these facts
 
     @staticmethod
@@ -169,13 +169,18 @@ class Ranges:
         return out
 
     def _fact(self, c: K.Bin):
-        """Record comparison c (which holds) as linear forms <= 0; `a != b` only where one
-        side is proven not to exceed the other (then it is strict)."""
+        """Record comparison c (which holds); its linear forms are worked out when a proof
+        first reads the facts (most scopes never prove anything), under the facts of here."""
+        self.facts = self.facts + (_Fact(c, self.child()),)
+
+    def _fact_forms(self, c: K.Bin) -> tuple:
+        """Comparison c as linear forms <= 0; `a != b` only where one side is proven not to
+        exceed the other (then it is strict)."""
         if not (self.stable(c.a) and self.stable(c.b)):
-            return
+            return ()
         fa, fb = self.linear(c.a), self.linear(c.b)
         if fa is None or fb is None:
-            return
+            return ()
         a_b = _combine(fa, fb, -1)          # a - b
         b_a = _scale(a_b, -1)
         forms = {Op.LT: [_plus(a_b, 1)], Op.LE: [a_b], Op.GT: [_plus(b_a, 1)], Op.GE: [b_a],
@@ -185,7 +190,7 @@ class Ranges:
                 forms = [_plus(b_a, 1)]
             elif self._at_most_zero(a_b, [0], set()):
                 forms = [_plus(a_b, 1)]
-        self.facts = self.facts + tuple(f for f in forms if f[0])
+        return tuple(f for f in forms if f[0])
 
     def _bound_above(self, x: K.Expr, bound: K.Expr, strict: bool):
         key = _key(x)
@@ -356,7 +361,8 @@ class Ranges:
             total += c * edge
         if total is not None and total <= 0:
             return True
-        for fact in self.facts:             # form = (form - k fact) + k fact, with k fact <= 0
+        for fact in (f for held in self.facts for f in held.forms()):
+            # form = (form - k fact) + k fact, with k fact <= 0
             for t, c in terms.items():
                 f = fact[0].get(t, 0)
                 if f and (c > 0) == (f > 0):
@@ -507,6 +513,19 @@ class Ranges:
         return FULL
 
 
+class _Fact:
+    """A condition that holds, with the facts where it was learnt; its linear forms are
+    worked out once, when a proof first asks (shared by every scope inside that one)."""
+
+    def __init__(self, cond: K.Bin, at: Ranges):
+        self.cond, self.at, self._forms = cond, at, None
+
+    def forms(self) -> tuple:
+        if self._forms is None:
+            self._forms, self.at = self.at._fact_forms(self.cond), None
+        return self._forms
+
+
 def _aliases(block, count: dict, out: dict) -> dict:
     """t -> s where host scalars s and t are each set once, in the same block, to the same
     expression, with no launch, loop or new value of what the expression reads between them:
@@ -623,7 +642,7 @@ def _own_exprs(s: K.Stmt, r: Ranges, f) -> K.Stmt:
             else _block(old, r.child(), f)
         if new != old:
             changes[name] = new
-    return dataclasses.replace(s, **changes) if changes else s
+    return K.rebuilt(s, changes) if changes else s
 
 
 def _expr(e: K.Expr, r: Ranges, f) -> K.Expr:
@@ -631,6 +650,12 @@ def _expr(e: K.Expr, r: Ranges, f) -> K.Expr:
     (and its opposite); `e` itself where there is no f or nothing for f in e."""
     if f is None or not e.kinds & f.on:
         return e
+    if type(e) is K.Bin and e.op is not Op.AND and e.op is not Op.OR:   # the common node
+        a, b = _expr(e.a, r, f), _expr(e.b, r, f)
+        a_new, b_new = a is not e.a and a != e.a, b is not e.b and b != e.b
+        if a_new or b_new:
+            e = K.binop(e.op, a if a_new else e.a, b if b_new else e.b)
+        return f.f(e, r)
     if isinstance(e, K.Select):
         cond = _expr(e.cond, r, f)
         a = _expr(e.a, r.refined(cond), f)
@@ -669,7 +694,7 @@ def _block(stmts, r: Ranges, f, fs=None) -> tuple:
                     inner.upper[s.var] = (stop,)
                 if inner.stable(start):
                     inner.lower[s.var] = (start,)
-            s = dataclasses.replace(s, start=start, stop=stop, step=step, body=_block(s.body, inner, f, fs))
+            s = K.rebuilt(s, dict(start=start, stop=stop, step=step, body=_block(s.body, inner, f, fs)))
         elif isinstance(s, K.Let):
             s = K.Let(s.var, _expr(s.expr, r, f))
             r.bind(s.var, r.of(s.expr), s.expr if r.stable(s.expr) and s.expr.ty in ("int", "bool") else None)
