@@ -29,3 +29,12 @@ def prelude_path() -> Path:
     from fcl.errors import EnvironmentProblem
     raise EnvironmentProblem(f"the FCL prelude ({PRELUDE_NAME}) is missing from this "
                              "installation: reinstall with `pip install .`")
+
+
+def user_cache(*parts: str) -> str:
+    """A folder under FCL's cache in the user's cache folder ($XDG_CACHE_HOME, else ~/.cache),
+    or under $FCL_CACHE_DIR where that is set (not created here)."""
+    import os
+    root = os.environ.get("FCL_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "fcl")
+    return os.path.join(root, *parts)

@@ -144,3 +144,16 @@ def test_hand_written_kernels_are_clean_under_oclgrind(repo_env):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert proc.stdout.count("correct (not timed)") == len(S.HAND_ROWS), proc.stdout
     assert not log, f"Oclgrind reported problems:\n{log[:6000]}"
+
+
+def test_compile_time_reports_cold_and_warm(capsys, monkeypatch, tmp_path):
+    """bench/compile_time.py times each entry's front end cold (parsed) and warm (read back
+    from the parse cache) and leaves no cache behind (the report itself is never asserted)."""
+    from bench import compile_time
+    import os
+    monkeypatch.setenv("FCL_CACHE_DIR", str(tmp_path))          # main sets its own; undone after
+    assert compile_time.main(["--repeat", "1", "--files", "examples/reverse.fcl"]) == 0
+    assert not os.path.exists(os.environ["FCL_CACHE_DIR"])
+    out = capsys.readouterr().out
+    assert "reverse.fcl:revGrid" in out and "reverse.fcl:revDistribute" in out
+    assert "cold: 2 entries" in out and "warm: 2 entries" in out

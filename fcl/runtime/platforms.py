@@ -88,8 +88,10 @@ def _vendors_folder(icds: dict) -> str | None:
     (reused by child processes), else a temporary one; None if none can be written."""
     import tempfile
     digest = hashlib.sha256(repr(sorted(icds.items())).encode()).hexdigest()[:16]
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    final = os.path.join(cache, "fcl", "opencl-vendors", digest)
+    # as fcl.resources.user_cache: this module is copied into `--emit py` modules, which import no fcl
+    cache = os.environ.get("FCL_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "fcl")
+    final = os.path.join(cache, "opencl-vendors", digest)
     if _icd_files(final) == icds:
         return final
     for parent in (os.path.dirname(final), None):

@@ -1,6 +1,7 @@
 """A program file -> `ast.Program` with every `include "x.fcl"` expanded.
 
-The path of an include is relative to the file that contains it.  The
+Files are parsed through `cache.parse_file` (a text parsed before is read
+back from disk).  The path of an include is relative to the file that contains it.  The
 included file's declarations replace the `Include` in place and keep spans
 into their own `Source`.  A missing or unreadable file and an include cycle
 are ParseErrors located at the offending `include`.  A file included twice
@@ -12,13 +13,13 @@ import os
 
 from fcl.errors import ParseError, Span
 from fcl.syntax import ast as A
-from fcl.syntax.parser import parse_program
+from fcl.syntax.cache import parse_file
 
 
 def load_program(path: str) -> A.Program:
     """File path -> Program with includes expanded; ParseError if the file
     (or an included one) cannot be read or parsed."""
-    return expand_includes(parse_program(_read(path, None), path), path)
+    return expand_includes(parse_file(_read(path, None), path), path)
 
 
 def expand_includes(program: A.Program, path: str) -> A.Program:
@@ -63,7 +64,7 @@ def _include(decl: A.Include, path: str, chain: tuple[str, ...]) -> tuple[A.Decl
     if os.path.isdir(target):
         raise ParseError(f"cannot include `{decl.path}`: it is a directory", decl.span)
     text = _read(target, decl.span)
-    program = parse_program(text, target)
+    program = parse_file(text, target)
     return _expand(program, target, chain + (real,))
 
 
@@ -80,5 +81,5 @@ def prelude_decls() -> tuple:
     path = str(prelude_path())
     if path not in _PRELUDE_CACHE:
         with open(path, encoding="utf-8") as f:
-            _PRELUDE_CACHE[path] = parse_program(f.read(), path).decls
+            _PRELUDE_CACHE[path] = parse_file(f.read(), path).decls
     return _PRELUDE_CACHE[path]
