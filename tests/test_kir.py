@@ -219,3 +219,17 @@ def test_opencl_parenthesises_operands_that_compilers_warn_about():
     assert r.expr(K.Bin("int", K.Op.BOR, K.Bin("int", K.Op.BAND, a, b), c)) == "(a & b) | c"
     assert r.expr(K.Bin("bool", K.Op.OR, K.Bin("bool", K.Op.AND, p, q), p)) == "(p && q) || p"
     assert r.expr(K.Bin("int", K.Op.ADD_NW, K.Bin("int", K.Op.MUL_NW, a, b), c)) == "a * b + c"
+
+
+def test_node_equality_and_kept_hash():
+    """Nodes compare by value (identity, then the kept hash, then the fields): equal trees
+    built apart are equal with equal hashes, as dict keys; a difference anywhere is seen."""
+    def tree(leaf):
+        return K.Bin("int", "add", K.Bin("int", "mul", x, K.cint(4)), K.Load("int", "buf", leaf))
+    a, b, c = tree(y), tree(K.Var("int", "y")), tree(K.Var("int", "z"))
+    assert a is not b and a == b and hash(a) == hash(b) and {a: 1}[b] == 1
+    assert a != c and not (a == c)
+    assert K.Const("int", 1) != K.Const("float", 1) and K.Var("int", "x") != K.Var("bool", "x")
+    assert K.Var("int", "x") != K.Const("int", "x")          # another class is never equal
+    assert len({a, b, c, tree(y)}) == 2
+    assert K.rebuilt(a, {"b": K.cint(0)}) == K.Bin("int", "add", a.a, K.cint(0))
