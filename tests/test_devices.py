@@ -169,6 +169,7 @@ LIST_PLATFORMS = ("from fcl.runtime import platforms as p\n"
 def list_platforms(repo_env, **extra):
     env = dict(repo_env)
     env.pop("OCL_ICD_VENDORS", None)        # this process's own registration
+    env.pop("FCL_CACHE_DIR", None)          # the cache under XDG_CACHE_HOME, as the tests set it
     env.update(extra)
     proc = subprocess.run([sys.executable, "-c", LIST_PLATFORMS], env=env, capture_output=True,
                           text=True, timeout=120)
