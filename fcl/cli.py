@@ -166,6 +166,19 @@ def _version() -> str:
         return "unknown (not installed; run `pip install .`)"
 
 
+class _Version(argparse.Action):
+    """`--version`: the installed version, looked up only when asked (importlib.metadata
+    takes about 40 ms, which every other command would pay)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show program's version number and exit"):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"fclc {_version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     raw = argparse.RawDescriptionHelpFormatter
     prelude_only = argparse.ArgumentParser(add_help=False)
@@ -193,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 epilog="quick start:\n  fclc run examples/reverse.fcl -e revDistribute 4 iota:16\n"
                                        "`fclc COMMAND -h` shows each command's options and examples.",
                                 formatter_class=raw)
-    p.add_argument("--version", action="version", version=f"fclc {_version()}")
+    p.add_argument("--version", action=_Version)
     sub = p.add_subparsers(dest="command")
 
     c = sub.add_parser("check", parents=[prelude_only], help="parse and type-check; print each declaration's type",

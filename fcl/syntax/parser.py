@@ -11,6 +11,7 @@ Not done here: `include` expansion (`loader.py`), name resolution, types.
 """
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from collections import defaultdict
@@ -30,7 +31,13 @@ from fcl.syntax.grammar import _DEFINE, _TRIVIA, GRAMMAR, KEYWORDS, LEVEL_KEYWOR
 # closing parentheses (with comments and white space between) after an argument
 _CLOSING_PARENS = regex.compile(_DEFINE + r"(?:" + _TRIVIA + r"\))*")
 
-_GRAMMAR = Grammar(GRAMMAR)
+
+
+@functools.cache
+def _grammar() -> Grammar:
+    """The compiled grammar, built on the first parse (about 50 ms): a process whose files
+    all come from the parse cache (fcl/syntax/cache.py) never builds it."""
+    return Grammar(GRAMMAR)
 
 INT_MIN, INT_MAX = -2 ** 31, 2 ** 31 - 1
 FLOAT_MAX = 3.4028234663852886e38
@@ -181,7 +188,7 @@ def _match(rule: str, source: Source):
 
     The first attempt records nothing; only a failing text is parsed again
     with the (slower) `_FailureLog` to find out what was expected."""
-    expr = _GRAMMAR[rule]
+    expr = _grammar()[rule]
     tree = expr.match_core(source.text, 0, defaultdict(dict), _PParseError(source.text))
     if tree is not None:
         return tree
