@@ -703,7 +703,8 @@ def _block(stmts, r: Ranges, f, fs=None) -> tuple:
             r.bind(s.var, r.assigned.get(s.var, FULL))
         elif isinstance(s, K.If):
             cond = _expr(s.cond, r, f)
-            s = K.If(cond, _block(s.then, r.refined(cond), f, fs), _block(s.else_, r.refined(opposite(cond)), f, fs))
+            s = K.If(cond, _block(s.then, r.refined(cond), f, fs) if s.then else (),
+                     _block(s.else_, r.refined(opposite(cond)), f, fs) if s.else_ else ())
         elif isinstance(s, K.Loop):
             inner = r.child()
             head = _block(s.head, inner, f, fs)
