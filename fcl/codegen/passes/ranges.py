@@ -272,20 +272,20 @@ class Ranges:
         if e.ty != "int":
             return None
         if isinstance(e, K.Const):
-            return {}, Fraction(e.value)
+            return {}, e.value
         if depth > 12:
-            return {e: Fraction(1)}, Fraction(0)
+            return {e: 1}, 0
         if isinstance(e, K.Bin) and e.op in (Op.ADD, Op.ADD_NW, Op.SUB, Op.SUB_NW, Op.MUL, Op.MUL_NW, Op.SHL) \
                 and self.of(e) != FULL:
             if e.op == Op.SHL:
                 if not (isinstance(e.b, K.Const) and 0 <= e.b.value < 31):
-                    return {e: Fraction(1)}, Fraction(0)
+                    return {e: 1}, 0
                 inner = self.linear(e.a, depth + 1)
                 return None if inner is None else _scale(inner, 1 << e.b.value)
             if e.op in (Op.MUL, Op.MUL_NW):
                 k, x = (e.a, e.b) if isinstance(e.a, K.Const) else (e.b, e.a)
                 if not isinstance(k, K.Const):
-                    return {e: Fraction(1)}, Fraction(0)
+                    return {e: 1}, 0
                 inner = self.linear(x, depth + 1)
                 return None if inner is None else _scale(inner, k.value)
             la, lb = self.linear(e.a, depth + 1), self.linear(e.b, depth + 1)
@@ -295,7 +295,7 @@ class Ranges:
         if isinstance(e, K.Un) and e.op == Op.NEG and self.of(e.a).lo > S.INT_MIN:
             inner = self.linear(e.a, depth + 1)
             return None if inner is None else _scale(inner, -1)
-        return {e: Fraction(1)}, Fraction(0)
+        return {e: 1}, 0
 
     def _bounds(self, t: K.Expr, up: bool) -> list:
         """Linear forms f with t <= f (up) or t >= f (not up), from the symbolic facts."""
@@ -319,8 +319,8 @@ class Ranges:
             k = t.b.value if t.op != Op.SHR else (1 << t.b.value if 0 <= t.b.value < 31 else 0)
             f = self.linear(t.a) if k > 0 else None
             if f is not None:
-                f = _scale(f, Fraction(1, k))
-                out.append(f if up else (f[0], f[1] - Fraction(k - 1, k)))
+                f = _scale(f, _ratio(1, k))
+                out.append(f if up else (f[0], f[1] - _ratio(k - 1, k)))
         if isinstance(t, K.Bin) and t.op in (Op.MOD, Op.MOD_NN) and up and self.of(t.a).nonneg() \
                 and self.of(t.b).positive():
             fa, fb = self.linear(t.a), self.linear(t.b)      # x % k <= x and <= k - 1
@@ -338,7 +338,7 @@ class Ranges:
         for x, k, c, exact in self.part_counts(t):
             fx, fk = self.linear(x), self.linear(k)
             if exact and self.of(x).nonneg() and fx is not None and fk is not None:
-                out.append(_combine(_scale(fx, Fraction(1, c)), fk, -1))
+                out.append(_combine(_scale(fx, _ratio(1, c)), fk, -1))
         return out
 
     def _at_most_zero(self, form, budget: list, seen: set) -> bool:
@@ -366,7 +366,7 @@ class Ranges:
             for t, c in terms.items():
                 f = fact[0].get(t, 0)
                 if f and (c > 0) == (f > 0):
-                    if self._at_most_zero(_combine(form, _scale(fact, c / f), -1), budget, seen):
+                    if self._at_most_zero(_combine(form, _scale(fact, _ratio(c, f)), -1), budget, seen):
                         return True
                     break
         for t, c in terms.items():
@@ -543,6 +543,15 @@ def _aliases(block, count: dict, out: dict) -> dict:
             if isinstance(t, (P.Launch, P.Loop)) or isinstance(t, (P.SetVar, P.ReadScalar)) and t.var in reads:
                 break
     return out
+
+
+def _ratio(a, b):
+    """a / b exactly: an int where b divides a, else a Fraction (coefficients of linear forms
+    are ints until a division makes one a fraction; int arithmetic is several times cheaper)."""
+    if type(a) is int and type(b) is int:
+        q, r = divmod(a, b)
+        return q if r == 0 else Fraction(a, b)
+    return a / b
 
 
 def _plus(form, k):
