@@ -170,6 +170,21 @@ def test_optimised_builds_agree(path, case, monkeypatch):
     assert values_equal(expected, result), f"device gave {show(result)}, evaluator {show(expected)}"
 
 
+@needs_device
+def test_no_second_barrier_after_steps_that_end_in_one(monkeypatch):
+    """Fuzz seed 30308: warps take the parts of a block-level concat, each a warp-level
+    seqConcat whose steps end in a barrier.  The part loop adds none of its own after them
+    (it would be the second in a row), and PoCL's optimising build, which wrote nothing with
+    it, now runs the kernel right."""
+    monkeypatch.setenv("FCL_BUILD_OPTIONS", "")
+    kernel = fcl.load_file("tests/programs/fuzz_regressions.fcl").compile("warpSeqParts")
+    assert "the next step reuses local memory" in kernel.opencl_source
+    # the work-group's next part still waits (its part ends with the warps' parts, no steps)
+    assert kernel.opencl_source.count("the next part reuses local memory") == 1
+    arr = np.array([1, -2, 3, 4, -5, 6, 7, 8, 9, 10, -11, 12, 13, 14, 15, 16], np.int32)
+    assert list(kernel(arr)) == list(arr)
+
+
 # ---------------------------------------------------------------- many sizes
 
 SIZES = (0, 1, 2, 5, 31, 32, 33, 63, 100, 255, 256, 257, 1000, 1537)
