@@ -272,13 +272,18 @@ class HwId(Expr):
         _as_member(self, "name", Hw)
 
 
+@functools.cache
+def _field_names(cls) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
 def _keep_hash(cls):
     """Give node class `cls` a hash worked out once (kept in the node's `__dict__`) and an
     equality that answers from identity or from the hashes where it can: the dataclass's own
     hash and `==` walk the whole tree on every call, and the passes hash and compare
     subtrees (memo tables, common-subexpression keys, `changed?` tests) all the time.
     A hash depends on the process (strings'), so nodes are never pickled with it: none is."""
-    names = tuple(f.name for f in dataclasses.fields(cls))
+    names = _field_names(cls)
     get = operator.attrgetter(*names) if len(names) > 1 else (lambda e, g=operator.attrgetter(names[0]): (g(e),))
 
     def __hash__(self):
@@ -782,11 +787,7 @@ def map_expr(f, e: Expr, visit=None) -> Expr:
         return e
     cls = type(e)
     if cls is Bin:                      # the common node, without the generic loop
-        a, b = map_expr(f, e.a, visit), map_expr(f, e.b, visit)
-        a_new, b_new = a is not e.a and a != e.a, b is not e.b and b != e.b
-        if a_new or b_new:
-            e = binop(e.op, a if a_new else e.a, b if b_new else e.b)
-        return f(e)
+        return f(with_operands(e, map_expr(f, e.a, visit), map_expr(f, e.b, visit)))
     changes = {}
     for name, kind in _child_fields(cls):
         old = getattr(e, name)
@@ -796,6 +797,13 @@ def map_expr(f, e: Expr, visit=None) -> Expr:
     if changes:
         e = refold(e, **changes)
     return f(e)
+
+
+def with_operands(e: Bin, a: Expr, b: Expr) -> Expr:
+    """`refold(e, a=a, b=b)` for a binary node, for the rewrites' common case: `e` itself
+    where neither operand changed (the same object or an equal one)."""
+    a_new, b_new = a is not e.a and a != e.a, b is not e.b and b != e.b
+    return binop(e.op, a if a_new else e.a, b if b_new else e.b) if a_new or b_new else e
 
 
 def map_own_exprs(s: Stmt, fe, visit=None) -> Stmt:
@@ -815,11 +823,6 @@ def map_own_exprs(s: Stmt, fe, visit=None) -> Stmt:
         if _changed(new, old):
             changes[name] = new
     return rebuilt(s, changes) if changes else s
-
-
-@functools.cache
-def _field_names(cls) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def rebuilt(node, changes: dict):

@@ -806,13 +806,20 @@ def _ends_in_barrier(ctx: Ctx, stmts) -> bool:
     if isinstance(last, K.SeqFor) and K.is_const(last.count) and last.count.value >= 1 \
             and _ends_in_barrier(ctx, last.body):
         return True
-    cuts = [k for k, s in enumerate(stmts) if isinstance(s, K.Barrier)]
-    if not cuts:
+    ends = _outside_barriers(stmts)
+    if ends is None:
         return False
-    tail = stmts[cuts[-1] + 1:]
+    tail = ends[1]
     reads, writes = K.all_accesses(tail)
     return not K.contains_barrier(tail) and all(
         ctx.b.bufs.get(x) is not None and ctx.b.bufs[x].space == "private" for x in reads | writes)
+
+
+def _outside_barriers(stmts) -> tuple[tuple, tuple] | None:
+    """(the statements before the first barrier at the top level of `stmts`, those after
+    the last one), or None where there is none."""
+    cuts = [k for k, s in enumerate(stmts) if isinstance(s, K.Barrier)]
+    return (tuple(stmts[:cuts[0]]), tuple(stmts[cuts[-1] + 1:])) if cuts else None
 
 
 # ---------------------------------------------------------------- memory: force and while
@@ -1309,10 +1316,10 @@ def _wraps_around(body: Ctx) -> bool:
     variable counts as touching everything; barriers only inside nested statements
     count as one at the end."""
     stmts = body.stmts
-    cuts = [k for k, s in enumerate(stmts) if isinstance(s, K.Barrier)]
-    if not cuts:        # no barrier: no work-item reads what another wrote in the loop
+    ends = _outside_barriers(stmts)
+    if ends is None:    # no barrier: no work-item reads what another wrote in the loop
         return K.contains_barrier(stmts)
-    (hr, hw), (tr, tw) = K.all_accesses(stmts[:cuts[0]]), K.all_accesses(stmts[cuts[-1] + 1:])
+    (hr, hw), (tr, tw) = (K.all_accesses(seg) for seg in ends)
     if any(body.b.bufs.get(x) is None for x in hr | hw | tr | tw):
         return True
     shared = ((hw & (tr | tw)) | (tw & hr))

@@ -15,6 +15,7 @@ costs the parse.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -66,7 +67,7 @@ def parse_file(text: str, path: str) -> A.Program:
 
 
 def _store(entry: str, program: A.Program):
-    folder = os.path.dirname(entry)
+    folder, tmp = os.path.dirname(entry), None
     try:
         os.makedirs(folder, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
@@ -75,10 +76,9 @@ def _store(entry: str, program: A.Program):
         os.replace(tmp, entry)           # whole or not at all, also with another process writing
         _prune(folder)
     except (OSError, pickle.PicklingError, RecursionError):
-        try:
-            os.unlink(tmp)
-        except (OSError, NameError):
-            pass
+        if tmp is not None:
+            with contextlib.suppress(OSError):      # gone already where the rename was done
+                os.unlink(tmp)
 
 
 def _prune(folder: str):

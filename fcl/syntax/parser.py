@@ -32,7 +32,6 @@ from fcl.syntax.grammar import _DEFINE, _TRIVIA, GRAMMAR, KEYWORDS, LEVEL_KEYWOR
 _CLOSING_PARENS = regex.compile(_DEFINE + r"(?:" + _TRIVIA + r"\))*")
 
 
-
 @functools.cache
 def _grammar() -> Grammar:
     """The compiled grammar, built on the first parse (about 50 ms): a process whose files

@@ -459,7 +459,7 @@ class Ranges:
                 elif (c := self._multiple(d, k)) is not None:
                     yield bound.a, k, c, exact
                 elif (c := self._multiple(self._defined(k), d)) is not None:
-                    yield bound.a, k, Fraction(1, c), exact     # k = c d: p k <= c (X - d)
+                    yield bound.a, k, _ratio(1, c), exact     # k = c d: p k <= c (X - d)
 
     def _defined(self, e: K.Expr) -> K.Expr:
         """e, or the expression its name is bound to (through a chain of names)."""
@@ -660,11 +660,7 @@ def _expr(e: K.Expr, r: Ranges, f) -> K.Expr:
     if f is None or not e.kinds & f.on:
         return e
     if type(e) is K.Bin and e.op is not Op.AND and e.op is not Op.OR:   # the common node
-        a, b = _expr(e.a, r, f), _expr(e.b, r, f)
-        a_new, b_new = a is not e.a and a != e.a, b is not e.b and b != e.b
-        if a_new or b_new:
-            e = K.binop(e.op, a if a_new else e.a, b if b_new else e.b)
-        return f.f(e, r)
+        return f.f(K.with_operands(e, _expr(e.a, r, f), _expr(e.b, r, f)), r)
     if isinstance(e, K.Select):
         cond = _expr(e.cond, r, f)
         a = _expr(e.a, r.refined(cond), f)
