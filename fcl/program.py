@@ -352,19 +352,32 @@ class Kernel:
     # -- builds
 
     def specialise(self, arg_types: tuple, static: tuple = ()) -> Build:
-        """The build for concrete argument types and static values ((position, value), ...), cached."""
+        """The build for concrete argument types and static values ((position, value), ...),
+        kept here and in the kernel cache on disk (fcl/codegen/cache.py)."""
+        from fcl import diskcache
+        from fcl.codegen import cache
+        key = (arg_types, static)
+        if key not in self._builds:
+            entry = cache.entry(self, arg_types, static)
+            build = None if entry is None else diskcache.load(entry, Build)
+            if build is None:
+                build = self.generate(arg_types, static)
+                if entry is not None:
+                    diskcache.store(entry, build, cache.KEEP)
+            self._builds[key] = build
+        return self._builds[key]
+
+    def generate(self, arg_types: tuple, static: tuple) -> Build:
+        """Code generation: lowering, the passes, the OpenCL source."""
         from fcl.codegen.lower import lower_entry
         from fcl.codegen.opencl import render
         from fcl.codegen.passes import run_pipeline
-        key = (arg_types, static)
-        if key not in self._builds:
-            plan, spans = lower_entry(list(self.program.decls), self.name, list(arg_types), self.hw,
-                                      self.program.span_of(self.name), dict(static), self.param_names,
-                                      self.launch_groups, bounds_checks=self.options.bounds_checks,
-                                      core=self.program.core)
-            plan, dumps = run_pipeline(plan, self.options)
-            self._builds[key] = Build(plan, render(plan), spans, dumps)
-        return self._builds[key]
+        plan, spans = lower_entry(list(self.program.decls), self.name, list(arg_types), self.hw,
+                                  self.program.span_of(self.name), dict(static), self.param_names,
+                                  self.launch_groups, bounds_checks=self.options.bounds_checks,
+                                  core=self.program.core)
+        plan, dumps = run_pipeline(plan, self.options)
+        return Build(plan, render(plan), spans, dumps)
 
     def default_types(self) -> tuple:
         """Parameter types with every type variable taken as int."""

@@ -79,3 +79,12 @@ def repo_env():
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     return env
+
+
+@pytest.fixture
+def fcl_cache(tmp_path, monkeypatch) -> Path:
+    """FCL's disk cache (fcl/diskcache.py) switched on, in a fresh folder: its root."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("FCL_CACHE_DIR", str(folder))
+    monkeypatch.delenv("FCL_NO_CACHE", raising=False)
+    return folder

@@ -15,11 +15,8 @@ TEXT = "fun dbl x = x + x\nfun quad x = dbl (dbl x)\n"
 
 
 @pytest.fixture
-def cache_dir(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("FCL_CACHE_DIR", str(folder))
-    monkeypatch.delenv("FCL_NO_CACHE", raising=False)
-    return folder / "ast"
+def cache_dir(fcl_cache):
+    return fcl_cache / "ast"
 
 
 def _no_parse(monkeypatch):

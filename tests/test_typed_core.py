@@ -139,6 +139,7 @@ def test_no_dry_run_finds_the_level_of_parts(monkeypatch):
     """The levels of concat's parts are read from the core; the only dry Builder left is
     `_host_final_length`'s (a while run over lengths on the host), which `hier` has none of."""
     from fcl.codegen import lower
+    monkeypatch.setenv("FCL_NO_CACHE", "1")         # the lowering runs, not the kernel cache
     made = []
     original = lower.Builder.__init__
 

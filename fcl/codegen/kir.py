@@ -144,6 +144,11 @@ class Expr:
             bits |= c.kinds
         return bits
 
+    def __getstate__(self):
+        """Pickling keeps the fields, not what the node worked out from them (a kept hash
+        holds only in the process that worked it out: strings hash differently in each)."""
+        return {name: self.__dict__[name] for name in _field_names(type(self))}
+
 
 @dataclass(frozen=True)
 class Const(Expr):
@@ -282,7 +287,7 @@ def _keep_hash(cls):
     equality that answers from identity or from the hashes where it can: the dataclass's own
     hash and `==` walk the whole tree on every call, and the passes hash and compare
     subtrees (memo tables, common-subexpression keys, `changed?` tests) all the time.
-    A hash depends on the process (strings'), so nodes are never pickled with it: none is."""
+    A hash depends on the process (strings'), so it is never pickled (`Expr.__getstate__`)."""
     names = _field_names(cls)
     get = operator.attrgetter(*names) if len(names) > 1 else (lambda e, g=operator.attrgetter(names[0]): (g(e),))
 
