@@ -5,8 +5,10 @@
 
 For each benchmark and size (bench/suite.py says which rows there are), every
 row is first run once and its result compared with NumPy; a correct row is
-then timed with OpenCL profiling events: `--warmup` runs, then `--runs`
-runs, median and minimum.  Program builds and host transfers are not timed;
+then timed with OpenCL profiling events: `--warmup` runs, then `--rounds`
+rounds in which the rows of the benchmark and size take `--runs` runs in
+turn (so a drift of the device's clocks or temperature falls on every row
+alike), the median and minimum of all of them.  Program builds and host transfers are not timed;
 a plan of several kernels counts the sum of its kernels.  pyopencl's
 library kernels give no per-kernel events: they are timed from the end of a
 marker kernel to the start of another enqueued after them, everything held
@@ -175,8 +177,8 @@ class Rig:
 
 # ---------------------------------------------------------------- measuring
 
-def measure(rig: Rig, row, dims: tuple, data, warmup: int, runs: int, timed: bool) -> dict:
-    """One record: check the row against NumPy, then (if correct and timed) time it."""
+def check(rig: Rig, row, dims: tuple, data) -> tuple[dict, Ready | None]:
+    """A row's record once it is checked against NumPy, and what times it where it is correct."""
     bench = S.BENCHMARKS[row.bench]
     rec = {"benchmark": row.bench, "impl": row.impl, "variant": row.variant,
            "size": S.format_dims(row.bench, dims), "dims": list(dims), "device": D.describe_device(rig.device)}
@@ -187,23 +189,34 @@ def measure(rig: Rig, row, dims: tuple, data, warmup: int, runs: int, timed: boo
         ready = rig.prepare(row, inputs, dims)
         rec["correct"] = bench.check(ready.output(), inputs, dims, ref)
     except Skip as e:
-        return {**rec, "correct": None, "status": "skipped", "note": str(e)}
+        return {**rec, "correct": None, "status": "skipped", "note": str(e)}, None
     except Exception as e:          # one broken row must not stop the rest of the run
         text = str(e).strip() or type(e).__name__
-        return {**rec, "correct": False, "status": "error", "note": text}
+        return {**rec, "correct": False, "status": "error", "note": text}, None
     if not rec["correct"]:
-        return {**rec, "status": "wrong", "note": "result differs from NumPy"}
-    if not timed:
-        return {**rec, "status": "ok"}
-    for _ in range(warmup):
-        ready.seconds()
-    times = [ready.seconds() for _ in range(runs)]
-    med = statistics.median(times)
-    rec.update(status="ok", runs=runs, median_ms=med * 1e3, min_ms=min(times) * 1e3)
-    amount = bench.amount(dims)
-    key = "GBps" if bench.unit == "GB/s" else "GFLOPs"
-    rec[key] = amount / med / 1e9
-    return rec
+        return {**rec, "status": "wrong", "note": "result differs from NumPy"}, None
+    return {**rec, "status": "ok"}, ready
+
+
+def time_rows(checked: list, warmup: int, runs: int, rounds: int):
+    """Time the correct rows of one benchmark and size: `rounds` rounds, in each of which
+    every row takes `runs` timed runs in turn (after `warmup` untimed ones in the first),
+    so that a drift of the device's clocks or temperature falls on every row alike; each
+    record gets the median and minimum of all its runs."""
+    times: dict[int, list] = {k: [] for k, (_, ready) in enumerate(checked) if ready is not None}
+    for rnd in range(rounds):
+        for k in times:
+            ready = checked[k][1]
+            for _ in range(warmup if rnd == 0 else 0):
+                ready.seconds()
+            times[k] += [ready.seconds() for _ in range(runs)]
+    for k, ts in times.items():
+        rec = checked[k][0]
+        bench = S.BENCHMARKS[rec["benchmark"]]
+        med = statistics.median(ts)
+        rec.update(runs=runs * rounds, rounds=rounds, median_ms=med * 1e3, min_ms=min(ts) * 1e3)
+        key = "GBps" if bench.unit == "GB/s" else "GFLOPs"
+        rec[key] = bench.amount(tuple(rec["dims"])) / med / 1e9
 
 
 def relate(records: list[dict]):
@@ -367,6 +380,9 @@ def parse_args(argv):
                          "(e.g. sumAll,sumStride,'sumAllBy 16'; hand-written and library rows all run)")
     ap.add_argument("--runs", type=int, default=None, help="timed runs per row (default 20, --quick 10)")
     ap.add_argument("--warmup", type=int, default=2, help="untimed runs before timing (default 2)")
+    ap.add_argument("--rounds", type=int, default=None,
+                    help="timing rounds: the rows of a benchmark and size take their --runs in turn, "
+                         "this many times over (default 5, --quick and --tiny 1)")
     ap.add_argument("--check-only", action="store_true", help="check every row against NumPy, time nothing")
     ap.add_argument("--ablate", action="store_true",
                     help="each FCL row also at -O0, with each optimising pass off, and with no static arguments")
@@ -376,9 +392,11 @@ def parse_args(argv):
     ap.add_argument("--from-json", metavar="FILE",
                     help="run nothing: print (and --plot) the records of an earlier --json")
     args = ap.parse_args(argv)
-    args.runs = args.runs or (10 if args.quick or args.tiny else 20)
-    if args.runs < 1 or args.warmup < 0:
-        ap.error("--runs must be at least 1 and --warmup at least 0")
+    small = args.quick or args.tiny
+    args.runs = (10 if small else 20) if args.runs is None else args.runs
+    args.rounds = (1 if small else 5) if args.rounds is None else args.rounds
+    if args.runs < 1 or args.rounds < 1 or args.warmup < 0:
+        ap.error("--runs and --rounds must be at least 1 and --warmup at least 0")
     for opt, allowed in (("only", S.BENCHMARKS), ("impl", IMPLS)):
         chosen = [x for x in getattr(args, opt).split(",") if x]
         bad = [x for x in chosen if x not in allowed]
@@ -399,8 +417,9 @@ def run(args, out=print) -> list[dict]:
     rig = Rig(device, spec)
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     out(f"device: {D.describe_device(device)}; {date}; "
-        + ("correctness only" if args.check_only else f"{args.warmup} warm-up + {args.runs} timed runs per row, "
-           f"kernel time from OpenCL profiling events"))
+        + ("correctness only" if args.check_only else
+           f"{args.warmup} warm-up + {args.rounds} x {args.runs} timed runs per row, the rows of a size in turn "
+           f"each round, kernel time from OpenCL profiling events"))
     out(line([c for c, _ in COLUMNS]))
     records = []
     rng = np.random.default_rng(2016)
@@ -414,20 +433,24 @@ def run(args, out=print) -> list[dict]:
                     inputs = bench.make(dims, kind, rng)
                     cache[kind] = (inputs, bench.reference(inputs, dims))
                 return cache[kind]
+            rows = []
             for impl in IMPLS:
                 if impl not in args.impl:
                     continue
-                rows = [r for r in S.ROWS if r.bench == bench_name and r.impl == impl]
+                mine = [r for r in S.ROWS if r.bench == bench_name and r.impl == impl]
                 if impl == "fcl" and args.variants:
-                    rows = [r for r in rows if any(r.variant == v or r.variant.startswith(v + " ")
+                    mine = [r for r in mine if any(r.variant == v or r.variant.startswith(v + " ")
                                                    for v in args.variants)]
                 if args.ablate and impl == "fcl":
-                    rows = [x for r in rows for x in (r, *S.ablations(r))]
-                for row in rows:
-                    rec = measure(rig, row, dims, data, args.warmup, args.runs, not args.check_only)
-                    records.append(rec)
-                    relate(records)
-                    out(format_record(rec))
+                    mine = [x for r in mine for x in (r, *S.ablations(r))]
+                rows += mine
+            checked = [check(rig, row, dims, data) for row in rows]
+            if not args.check_only:
+                time_rows(checked, args.warmup, args.runs, args.rounds)
+            for rec, _ in checked:
+                records.append(rec)
+                relate(records)
+                out(format_record(rec))
     for r in records:
         r["date"] = date
     return records

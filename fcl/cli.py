@@ -189,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--block-size", type=int, default=None, metavar="N", help="#BlockSize (default 256)")
     common.add_argument("--warp-size", type=int, default=None, metavar="N", help="#WarpSize (default 32)")
     common.add_argument("--num-groups", type=int, default=None, metavar="N",
-                        help="#NumGroups, the most work-groups launched (default 1024)")
+                        help="#NumGroups, the most work-groups launched (default 4096)")
     common.add_argument("--device", default=None, metavar="SUBSTRING",
                         help="OpenCL device by platform or device name (default: PYOPENCL_CTX, else the first CPU device)")
     common.add_argument("--seed", type=int, default=None, help="seed for random:N arguments")

@@ -65,4 +65,4 @@ STORAGE_DTYPES = {ScalarType.INT: np.dtype(np.int32), ScalarType.FLOAT: np.dtype
 C_STORAGE = {ScalarType.INT: "int", ScalarType.FLOAT: "float", ScalarType.DOUBLE: "double",
              ScalarType.BOOL: "uchar"}
 
-DEFAULT_HW = {"#BlockSize": 256, "#WarpSize": 32, "#NumGroups": 1024}
+DEFAULT_HW = {"#BlockSize": 256, "#WarpSize": 32, "#NumGroups": 4096}

@@ -87,19 +87,24 @@ def test_sizes_options():
     assert S.format_dims("matmul", (4096,) * 3) == "4096"
     with pytest.raises(SystemExit):
         R.parse_args(["--only", "sort"])
+    assert (R.parse_args([]).rounds, R.parse_args(["--quick"]).rounds) == (5, 1)
+    with pytest.raises(SystemExit):
+        R.parse_args(["--rounds", "0"])
 
 
 def test_json_records(tmp_path, cl_device, capsys):
     path = tmp_path / "out.json"
     status = R.main(["--device", R.spec_for(cl_device), "--only", "copy,matmul", "--impl", "hand",
-                     "--sizes", "4096,matmul=16", "--runs", "1", "--warmup", "0", "--json", str(path)])
+                     "--sizes", "4096,matmul=16", "--runs", "2", "--rounds", "3", "--warmup", "0",
+                     "--json", str(path)])
     assert status == 0
     records = json.loads(path.read_text())
     assert [(r["benchmark"], r["impl"]) for r in records] == [("copy", "hand"), ("matmul", "hand"),
                                                              ("matmul", "hand")]
     for r in records:
         assert {"benchmark", "impl", "variant", "size", "median_ms", "min_ms", "correct", "device"} <= set(r)
-        assert r["correct"] is True
+        assert r["correct"] is True and (r["runs"], r["rounds"]) == (6, 3)
+        assert r["min_ms"] <= r["median_ms"]
         assert ("GBps" in r) == (r["benchmark"] == "copy") and ("GFLOPs" in r) == (r["benchmark"] == "matmul")
     capsys.readouterr()
     assert R.main(["--from-json", str(path), "--markdown"]) == 0

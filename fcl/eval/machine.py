@@ -824,7 +824,7 @@ class Evaluator:
     ``Evaluator(decls, hw)``: `decls` are the prelude's then the program's
     declarations (includes expanded; `Sig`s are ignored); a declaration sees
     the earlier ones only, and later ones shadow earlier ones.  `hw` overrides
-    #BlockSize (256), #WarpSize (32), #NumGroups (1024).
+    #BlockSize (256), #WarpSize (32), #NumGroups (4096).
 
     ``run(name, args, cost=False) -> (result, CostReport | None)`` applies a
     declaration to Python arguments (see values.from_python / to_python).
