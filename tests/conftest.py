@@ -9,6 +9,7 @@
 * Every compilation in the suite runs the kernel-IR verifier after each pass
   (FCL_VERIFY_PASSES=1), and kernels are built with -cl-opt-disable
   (FCL_BUILD_OPTIONS; `FCL_BUILD_OPTIONS= pytest` builds them optimised).
+* The longest tests run first (LONG_FIRST), so pytest-xdist's workers share them.
 """
 import os
 from pathlib import Path
@@ -60,6 +61,19 @@ def _test_devices() -> list:
         marks = [pytest.mark.skip(reason=f"{dev.describe_device(d)} cannot build kernels: {why}")] if why else []
         out.append(pytest.param(d, marks=marks, id=d.name.strip()))
     return out
+
+
+# The longest tests (10 to 30 s each: Oclgrind's simulations, the fuzz runs, every benchmark
+# row, the builds with each pass off) start first: pytest-xdist deals the first quarter of
+# the tests out to its workers at once, so both workers take long ones side by side instead of
+# one finishing them alone at the end while the other waits (CI has 2 cores and 15 minutes).
+LONG_FIRST = ("test_oclgrind.py::", "test_bench.py::test_every_row", "test_bench.py::test_hand_written",
+              "test_fuzz.py::", "test_interp.py::test_each_pass_off_alone", "test_cli_process.py::",
+              "test_parser.py::test_fuzz", "test_cli.py::test_test_in_parallel")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    items.sort(key=lambda item: not any(long in item.nodeid for long in LONG_FIRST))    # stable
 
 
 def pytest_generate_tests(metafunc):
