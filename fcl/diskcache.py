@@ -25,12 +25,13 @@ def enabled() -> bool:
     return os.environ.get("FCL_NO_CACHE") != "1"
 
 
-def source_digest(*modules) -> bytes:
-    """A digest of the Python version and the source of `modules`: what a cache's entries
-    depend on besides their key's own inputs."""
+def source_digest(paths) -> bytes:
+    """A digest of the Python version and the source files at `paths` (names and texts):
+    what a cache's entries depend on besides their key's own inputs."""
     h = hashlib.sha256(sys.version.encode())
-    for module in modules:
-        with open(module.__file__, "rb") as f:
+    for path in paths:
+        h.update(os.path.basename(path).encode() + b"\0")
+        with open(path, "rb") as f:
             h.update(f.read())
     return h.digest()
 

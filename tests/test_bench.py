@@ -9,6 +9,7 @@ The checks themselves must reject a wrong result.
 """
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -163,3 +164,13 @@ def test_compile_time_reports_first_and_cached_compiles(capsys, monkeypatch, tmp
     out = capsys.readouterr().out
     assert "reverse.fcl:revGrid" in out and "reverse.fcl:revDistribute" in out
     assert "first: 2 entries" in out and "parsed before: 2 entries" in out and "again: 2 entries" in out
+
+
+def test_plot_from_json(tmp_path, capsys):
+    """--from-json FILE --plot FILE.png draws the chart of a kept GPU run (matplotlib, as CI installs)."""
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "chart.png"
+    kept = Path(__file__).resolve().parents[1] / "bench" / "gpu-h100-2026-11-26-session5.json"
+    assert R.main(["--from-json", str(kept), "--plot", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10000
+    assert "sumAll (prelude reduce)" in capsys.readouterr().out

@@ -26,7 +26,6 @@ import functools
 import hashlib
 import os
 import pickle
-import sys
 
 from fcl import diskcache
 from fcl.syntax.loader import prelude_decls
@@ -40,16 +39,8 @@ def _compiler_digest() -> bytes:
     """The Python version and the source of every module of the fcl package."""
     import fcl
     root = os.path.dirname(fcl.__file__)
-    h = hashlib.sha256(sys.version.encode())
-    for folder, subfolders, files in os.walk(root):
-        subfolders.sort()
-        for name in sorted(files):
-            if name.endswith(".py"):
-                path = os.path.join(folder, name)
-                h.update(os.path.relpath(path, root).encode())
-                with open(path, "rb") as f:
-                    h.update(f.read())
-    return h.digest()
+    return diskcache.source_digest(sorted(os.path.join(folder, name) for folder, _, files in os.walk(root)
+                                          for name in files if name.endswith(".py")))
 
 
 _DIGESTS: dict[int, tuple[tuple, bytes]] = {}     # id(declarations) -> (them, digest)

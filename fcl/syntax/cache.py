@@ -28,7 +28,7 @@ def _parser_digest() -> bytes:
     """What the trees depend on besides the text: the parser's source and the Python version."""
     from fcl import errors
     from fcl.syntax import grammar, parser
-    return diskcache.source_digest(A, grammar, parser, errors)
+    return diskcache.source_digest(m.__file__ for m in (A, grammar, parser, errors))
 
 
 def _entry(path: str, text: str) -> str:
