@@ -5,10 +5,11 @@
 
 For each benchmark and size (bench/suite.py says which rows there are), every
 row is first run once and its result compared with NumPy; a correct row is
-then timed with OpenCL profiling events: `--warmup` runs, then `--rounds`
-rounds in which the rows of the benchmark and size take `--runs` runs in
-turn (so a drift of the device's clocks or temperature falls on every row
-alike), the median and minimum of all of them.  Program builds and host transfers are not timed;
+then timed with OpenCL profiling events: `--rounds` rounds in which the
+hand-written and FCL rows of the benchmark and size take `--warmup` untimed
+and `--runs` timed runs in turn (so a drift of the device's clocks or
+temperature falls on every row alike), then pyopencl's library rows, all
+their runs at once; the median and minimum of all of a row's runs.  Program builds and host transfers are not timed;
 a plan of several kernels counts the sum of its kernels.  pyopencl's
 library kernels give no per-kernel events: they are timed from the end of a
 marker kernel to the start of another enqueued after them, everything held
@@ -200,16 +201,20 @@ def check(rig: Rig, row, dims: tuple, data) -> tuple[dict, Ready | None]:
 
 def time_rows(checked: list, warmup: int, runs: int, rounds: int):
     """Time the correct rows of one benchmark and size: `rounds` rounds, in each of which
-    every row takes `runs` timed runs in turn (after `warmup` untimed ones in the first),
-    so that a drift of the device's clocks or temperature falls on every row alike; each
-    record gets the median and minimum of all its runs."""
+    every hand-written and FCL row takes `warmup` untimed and `runs` timed runs in turn, so
+    that a drift of the device's clocks or temperature falls on every row alike; then
+    pyopencl's library rows, each with all its runs at once (their kernels allocate
+    temporaries on every call, which slowed the row after them in a round). Each record
+    gets the median and minimum of all its runs."""
     times: dict[int, list] = {k: [] for k, (_, ready) in enumerate(checked) if ready is not None}
-    for rnd in range(rounds):
-        for k in times:
+    library = [k for k in times if checked[k][0]["impl"] == "pyopencl"]
+    turns = [[k for k in times if k not in library]] * rounds + [[k] for k in library]
+    for turn in turns:
+        for k in turn:
             ready = checked[k][1]
-            for _ in range(warmup if rnd == 0 else 0):
+            for _ in range(warmup):
                 ready.seconds()
-            times[k] += [ready.seconds() for _ in range(runs)]
+            times[k] += [ready.seconds() for _ in range(runs * (rounds if k in library else 1))]
     for k, ts in times.items():
         rec = checked[k][0]
         bench = S.BENCHMARKS[rec["benchmark"]]
@@ -418,8 +423,8 @@ def run(args, out=print) -> list[dict]:
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     out(f"device: {D.describe_device(device)}; {date}; "
         + ("correctness only" if args.check_only else
-           f"{args.warmup} warm-up + {args.rounds} x {args.runs} timed runs per row, the rows of a size in turn "
-           f"each round, kernel time from OpenCL profiling events"))
+           f"{args.rounds} rounds of {args.warmup} warm-up + {args.runs} timed runs per row, the hand-written and "
+           f"FCL rows of a size in turn, library rows after; kernel time from OpenCL profiling events"))
     out(line([c for c, _ in COLUMNS]))
     records = []
     rng = np.random.default_rng(2016)
