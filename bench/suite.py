@@ -172,6 +172,7 @@ class Fcl:
     needs: Callable[[tuple], str | None] = always
     options: tuple = ()             # (name, value) pairs for Program.compile the row always uses: block_size
     compile_options: tuple = ()     # what an ablation row turns off: opt_level, no_pass, dynamic
+    quick: bool = True              # False: left out of --quick (a GPU design PoCL takes long to build)
     impl: str = field(default="fcl", init=False)
 
 
@@ -226,9 +227,9 @@ FCL_ROWS = [
     Fcl("matvec", "matvec (int, a thread per row)", "examples/matvec.fcl", "matvec",
         lambda i, d: (d[1], d[0], i["A"], i["B"])),
     Fcl("matmul", "matmulReg (4x4 per work-item)", "examples/matmul.fcl", "matmulReg",
-        lambda i, d: (*d, i["A"], i["B"]), kind="float"),
+        lambda i, d: (*d, i["A"], i["B"]), kind="float", quick=False),
     Fcl("matmul", "matmulReg8 (8x8 per work-item, #BlockSize 128)", "examples/matmul.fcl", "matmulReg8",
-        lambda i, d: (*d, i["A"], i["B"]), kind="float", options=(("block_size", 128),)),
+        lambda i, d: (*d, i["A"], i["B"]), kind="float", options=(("block_size", 128),), quick=False),
     Fcl("matmul", "matmulF", "examples/matmul.fcl", "matmulF", lambda i, d: (*d, i["A"], i["B"]), kind="float"),
     Fcl("matmul", "matmulCached (8x8 per work-item, no local memory)", "examples/matmul.fcl", "matmulCached",
         lambda i, d: (*d, i["A"], i["B"]), kind="float"),
