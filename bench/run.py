@@ -208,13 +208,18 @@ def time_rows(checked: list, warmup: int, runs: int, rounds: int):
     gets the median and minimum of all its runs."""
     times: dict[int, list] = {k: [] for k, (_, ready) in enumerate(checked) if ready is not None}
     library = [k for k in times if checked[k][0]["impl"] == "pyopencl"]
-    turns = [[k for k in times if k not in library]] * rounds + [[k] for k in library]
-    for turn in turns:
-        for k in turn:
-            ready = checked[k][1]
-            for _ in range(warmup):
-                ready.seconds()
-            times[k] += [ready.seconds() for _ in range(runs * (rounds if k in library else 1))]
+
+    def take(k: int, timed: int):
+        ready = checked[k][1]
+        for _ in range(warmup):
+            ready.seconds()
+        times[k] += [ready.seconds() for _ in range(timed)]
+    for _ in range(rounds):
+        for k in times:
+            if k not in library:
+                take(k, runs)
+    for k in library:
+        take(k, runs * rounds)
     for k, ts in times.items():
         rec = checked[k][0]
         bench = S.BENCHMARKS[rec["benchmark"]]
@@ -386,8 +391,9 @@ def parse_args(argv):
     ap.add_argument("--runs", type=int, default=None, help="timed runs per row (default 20, --quick 10)")
     ap.add_argument("--warmup", type=int, default=2, help="untimed runs before timing (default 2)")
     ap.add_argument("--rounds", type=int, default=None,
-                    help="timing rounds: the rows of a benchmark and size take their --runs in turn, "
-                         "this many times over (default 5, --quick and --tiny 1)")
+                    help="timing rounds: the hand-written and FCL rows of a benchmark and size take their "
+                         "warm-up and --runs in turn, this many times over; library rows after "
+                         "(default 5, --quick and --tiny 1)")
     ap.add_argument("--check-only", action="store_true", help="check every row against NumPy, time nothing")
     ap.add_argument("--ablate", action="store_true",
                     help="each FCL row also at -O0, with each optimising pass off, and with no static arguments")
@@ -446,8 +452,8 @@ def run(args, out=print) -> list[dict]:
                 if impl == "fcl" and args.variants:
                     mine = [r for r in mine if any(r.variant == v or r.variant.startswith(v + " ")
                                                    for v in args.variants)]
-                if args.quick:      # register blocking for a GPU: PoCL's optimising build of each
-                    mine = [r for r in mine if getattr(r, "quick", True)]   # takes 25-41 s (CI's 15 min)
+                if args.quick:      # rows marked quick=False in bench/suite.py (and why)
+                    mine = [r for r in mine if getattr(r, "quick", True)]
                 if args.ablate and impl == "fcl":
                     mine = [x for r in mine for x in (r, *S.ablations(r))]
                 rows += mine

@@ -172,7 +172,8 @@ class Fcl:
     needs: Callable[[tuple], str | None] = always
     options: tuple = ()             # (name, value) pairs for Program.compile the row always uses: block_size
     compile_options: tuple = ()     # what an ablation row turns off: opt_level, no_pass, dynamic
-    quick: bool = True              # False: left out of --quick (a GPU design PoCL takes long to build)
+    quick: bool = True              # False: left out of --quick (register blocking for a GPU, whose
+                                    # optimising PoCL build takes 25-41 s of CI's 15 minutes)
     impl: str = field(default="fcl", init=False)
 
 
