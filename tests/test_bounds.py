@@ -57,6 +57,34 @@ def test_the_device_reports_it_located_with_exit_1(repo_env):
         assert "Traceback" not in run.stderr
 
 
+@needs_device
+def test_flags_set_by_one_run_never_reach_the_next():
+    """A launcher keeps its bounds and while-guard flag buffers from run to run and zeroes
+    them only after a kernel may have set one (launch.Launcher.flags): after a failed bounds
+    check, a `while` stopped on the device, or a run stopped between its launch and its
+    check, the next run of the same build starts from clear flags."""
+    arr = np.array([1, 2, 3], np.int32)
+    shift = fcl.load_file(PROGRAM).compile("shiftGrid", dynamic=True)         # one build for every k
+    chunks = fcl.load_file("examples/reduce.fcl").compile("sumChunks", dynamic=True)
+    for _ in range(2):
+        with pytest.raises(EvalError, match="index 3 out of range for an array of length 3"):
+            shift(1, arr)
+        assert list(shift(0, arr)) == [1, 2, 3]
+        with pytest.raises(EvalError, match="while never terminates"):
+            chunks(1, np.array([3, 1, 4], np.int32))
+        assert list(chunks(2, np.array([3, 1, 4, 1], np.int32))) == [4, 5]
+    launcher = shift.launcher(shift.coerce((1, arr)))
+    assert len(shift._launchers) == 1 and list(launcher._flags) == ["bounds"]
+
+    def stopped(s, st):
+        raise KeyboardInterrupt
+    launcher.do_CheckBounds = stopped
+    with pytest.raises(KeyboardInterrupt):
+        shift(1, arr)
+    del launcher.do_CheckBounds
+    assert list(shift(0, arr)) == [1, 2, 3]
+
+
 def test_the_api_and_the_emitted_module_report_it(repo_env, tmp_path):
     pytest.importorskip("pyopencl")
     with pytest.raises(EvalError, match="index 3 out of range for an array of length 3"):

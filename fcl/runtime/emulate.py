@@ -26,6 +26,7 @@ class Emulator(Launcher):
         self.plan = plan
         self.spans = spans or {}
         self.launches = 0
+        self._flags, self._dirty = {}, set()    # unused: every run allocates its flag buffers anew
 
     def check_block_size(self):
         pass
