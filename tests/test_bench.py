@@ -1,9 +1,9 @@
 """The benchmark suite's correctness checks (bench/run.py), never its timings.
 
 Every row of bench/suite.py runs at tiny, odd sizes on the default OpenCL
-device and must match NumPy; the hand-written kernels'
-work-group caps are lowered so that their grid-stride loops, several tiles
-per scan interval and both reduction passes run.  The hand-written kernels
+device and must match NumPy; the hand-written kernels' work-group caps are
+lowered so that their grid-stride loops, several tiles per scan interval
+and both reduction passes run.  The hand-written kernels
 run again under Oclgrind (no races, out-of-bounds or uninitialised reads).
 The checks themselves must reject a wrong result.
 """

@@ -198,7 +198,7 @@ class Launcher:
         """The n words of flag buffer `name` (clean again where they are all zero)."""
         words = self.read_ints(st.buffer(name), n)
         if not any(words):
-            self._dirty.discard(st.bind.get(name, name))
+            self._dirty.discard(name)
         return words
 
     def do_CheckSteps(self, s: P.CheckSteps, st: State):
