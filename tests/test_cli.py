@@ -1,4 +1,4 @@
-"""fclc's options (issue 13, CLI): --version, help with examples, flags that belong to a
+"""fclc's options: --version, help with examples, flags that belong to a
 command, conflicting flags, elided large results, shell-split literals, `fclc bench`
 (units, spread, device, --json, --timeout, test-block datasets) and `fclc test` (device
 line, warnings, mismatch detail, a malformed block failing alone, --timeout, -j).

@@ -1,4 +1,4 @@
-"""A block- or warp-level force inside per-element work (issue 11): the block computes
+"""A block- or warp-level force inside per-element work: the block computes
 the array together in rounds every work-item runs; what cannot be compiled is refused
 with the construct, its place and what to write instead."""
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Diagnostics (issue 13): every independent error of a file, colour only where asked for or
+"""Diagnostics: every independent error of a file, colour only where asked for or
 on a terminal, both places of a signature mismatch, did-you-mean for levels, hints for
 common mistakes.  `fclc check` runs in-process; the terminal case runs under a pty."""
 import os

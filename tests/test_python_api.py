@@ -1,4 +1,4 @@
-"""Entry points from Python (issue 13): the program's parameter names (keyword arguments, a
+"""Entry points from Python: the program's parameter names (keyword arguments, a
 signature and a docstring with the FCL type), ArgumentErrors naming the parameters, device
 choice, pyopencl arrays in and out without host copies, and per-call kernel profiles; both
 for `Program.compile(...)` kernels and for the module `fclc compile --emit py` writes (run

@@ -415,7 +415,7 @@ def test_sig_more_general_rejected_at_sig():
 
 
 def test_sig_type_variable_takes_the_kind_the_definition_needs():
-    # inference accepts these; a sig with a plain 'a must too (issue 11)
+    # inference accepts these; a sig with a plain 'a must too
     got = types_of("sig f : 'a -> 'a -> 'a\nfun f x y = x + y\nval d = f 1.5 2.0\n"
                    "sig eq : 'a -> 'a -> bool\nfun eq x y = x == y\nval b = eq true false\n"
                    "sig g : ['a] -> ['a]\nfun g arr = mapPull (fn x => x * x) arr")

@@ -801,7 +801,8 @@ def _ends_in_barrier(ctx: Ctx, stmts) -> bool:
     their last barrier touch only private memory and hold no barrier, or the last statement is
     a loop of a constant, positive number of steps whose body so ends (the steps of a
     `seqConcat` or `power`).  PoCL's optimising build also ran a block-level part loop wrongly
-    where that second barrier stood after such a loop (docs/fuzzing.md, seed 30308)."""
+    where that second barrier stood after such a loop (warpSeqParts in
+    tests/programs/fuzz_regressions.fcl)."""
     last = stmts[-1] if stmts else None
     if isinstance(last, K.SeqFor) and K.is_const(last.count) and last.count.value >= 1 \
             and _ends_in_barrier(ctx, last.body):

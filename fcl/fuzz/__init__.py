@@ -1,1 +1,1 @@
-"""Random program generation and differential testing (issue 12): see fcl/fuzz/runner.py."""
+"""Random program generation and differential testing: see fcl/fuzz/runner.py."""

@@ -1,4 +1,4 @@
-"""The typed core: the checker's types, handed to the lowering (issue 9).
+"""The typed core: the checker's types, handed to the lowering.
 
 The checker (`infer.check_decl`) records, per top-level declaration, the
 types the lowering reads, each in the declaration's own type variables:

@@ -6,8 +6,8 @@ and minus-one guards; by a constant power of two they become `a >> k` and
 `a & (2^k - 1)`; an int comparison that the ranges decide becomes a constant
 (so `c < cols ? x : 0` over c in [0, cols) keeps only x).  `nowrap`: `a + b`, `a - b`, `a * b` whose exact result
 provably fits 32 bits print as plain C arithmetic (`add_nw`...) instead of the
-wrapping helpers, so the OpenCL compiler may assume no signed overflow there
-(architecture review P9).  Both read `ranges`; the interpreter re-checks every
+wrapping helpers, so the OpenCL compiler may assume no signed overflow there.
+Both read `ranges`; the interpreter re-checks every
 proof at run time.
 """
 from __future__ import annotations

@@ -20,7 +20,7 @@ warpIfForce gave wrong results there), partial unrolling of long loops,
 loops whose step is not a constant (the grid-stride loops), loops whose body
 still holds a loop after its own loops were unrolled (little to gain, and
 PoCL's optimising build of 7 copies of two nested loops before a barrier did
-not finish in 120 s: fuzz seed 298, docs/fuzzing.md).
+not finish in 120 s: foldsBeforeBarrier in tests/programs/fuzz_regressions.fcl).
 """
 from __future__ import annotations
 

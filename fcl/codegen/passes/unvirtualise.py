@@ -41,7 +41,8 @@ def unvirtualise(plan: P.Plan) -> P.Plan:
                 lambda e: nxt.names <= e.names)
             if units[s.start.name] == s.stop.value:     # every unit has a part: no test (and no
                 return body                              # barrier under one: PoCL's optimiser
-            return K.If(K.lt(s.start, s.stop), body)     # crashed on some, fuzz seed 2993)
+            return K.If(K.lt(s.start, s.stop), body)     # crashed on some, partPerGroup in
+                                                         # tests/programs/fuzz_regressions.fcl)
 
         return dataclasses.replace(k, body=K.map_stmts(fs, None, k.body))
 
