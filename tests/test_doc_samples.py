@@ -1,4 +1,4 @@
-"""The command samples of README.md and docs/tutorial.md print what the tools print.
+"""The command samples of README.md, docs/tutorial.md and docs/compiler.md print what the tools print.
 
 A sample is a fenced block in which lines starting with `$ ` are shell
 commands (run from the repository root with this checkout's `fclc`), each
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", ROOT / "docs" / "tutorial.md"]
+DOCS = [ROOT / "README.md", ROOT / "docs" / "tutorial.md", ROOT / "docs" / "compiler.md"]
 FENCE = re.compile(r"^```[a-z]*\n(.*?)^```\n", re.M | re.S)
 
 

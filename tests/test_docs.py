@@ -1,8 +1,10 @@
-"""docs/language.md stays in sync with the implementation.
+"""The documentation stays in sync with the implementation.
 
 Every primitive (fcl.types.builtins) and every prelude declaration has a row
-`| `name` | `type` | meaning |` in the reference, and the type written there
-is exactly the scheme `fclc check` prints.
+`| `name` | `type` | meaning |` in docs/language.md, and the type written there
+is exactly the scheme `fclc check` prints.  docs/compiler.md's pass table is
+`fcl.codegen.passes.PIPELINE`, in its order (`--update-golden` rewrites it).
+README.md's Layout names every module of `fcl/`, and no module that is gone.
 """
 import re
 from pathlib import Path
@@ -14,6 +16,8 @@ from fcl.types.builtins import PRIMITIVES
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGUAGE = ROOT / "docs" / "language.md"
+COMPILER = ROOT / "docs" / "compiler.md"
+README = ROOT / "README.md"
 ROW = re.compile(r"^\| `([A-Za-z#][A-Za-z0-9_']*)` \| `([^`]+)` \| (.+) \|$", re.M)
 
 
@@ -65,3 +69,50 @@ def test_keywords_are_documented():
     line = next(l for l in text.splitlines() if l.startswith("- **Keywords**"))
     block = text[text.index(line):text.index("## 2.")]
     assert sorted(re.findall(r"[a-z]+", block.split("**:", 1)[1])) == sorted(KEYWORDS)
+
+
+PASS_TABLE = re.compile(r"^\| pass \| kind \| what it does \|\n\| --- \| --- \| --- \|\n(?:\|.*\|\n)*", re.M)
+
+
+def pass_table() -> str:
+    """The Markdown table of the pass pipeline, one row a pass in the order they run."""
+    from fcl.codegen.passes import PIPELINE
+    rows = ["| pass | kind | what it does |", "| --- | --- | --- |"]
+    for p in PIPELINE:
+        kind = "optimising" if p.optimising else "required"
+        rows.append(f"| `{p.name}` | {kind} | {p.description.replace('|', chr(92) + '|')} |")
+    return "\n".join(rows) + "\n"
+
+
+def test_compiler_doc_lists_the_passes_in_pipeline_order(update_golden):
+    text = COMPILER.read_text()
+    tables = PASS_TABLE.findall(text)
+    assert len(tables) == 1, "docs/compiler.md needs one table `| pass | kind | what it does |`"
+    if update_golden and tables[0] != pass_table():
+        COMPILER.write_text(text.replace(tables[0], pass_table()))
+        return
+    assert tables[0] == pass_table(), ("docs/compiler.md's pass table is not PIPELINE's; "
+                                       "run pytest tests/test_docs.py --update-golden")
+
+
+def layout_modules() -> set[str]:
+    """The modules README.md's Layout block names: a line that starts with `fcl/d/` or `fcl/d/x.py`
+    (and the lines indented below it) names `fcl/d/` + every `y.py` it holds."""
+    block = README.read_text().split("## Layout", 1)[1].split("```", 2)[1]
+    named, folder = set(), None
+    for line in block.splitlines():
+        if line.strip() and not line[0].isspace():
+            head = line.split()[0]
+            folder = head[:head.rindex("/") + 1] if head.startswith("fcl/") else None
+        if folder is not None:
+            named.update(folder + m.rsplit("/", 1)[-1] for m in re.findall(r"[\w/]*\w+\.py\b", line))
+    return named
+
+
+def test_readme_layout_names_every_module():
+    modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "fcl").rglob("*.py")}
+    named = layout_modules()
+    optional = {m for m in modules if m.endswith("/__init__.py") and m != "fcl/__init__.py"}
+    assert not named - modules, f"README.md's Layout names modules that do not exist: {sorted(named - modules)}"
+    missing = modules - optional - named
+    assert not missing, f"README.md's Layout leaves out: {sorted(missing)}"
