@@ -105,10 +105,8 @@ class Program:
 
     def param_types(self, name: str, nargs: int) -> list[T.Type]:
         """The parameter types of entry `name` applied to `nargs` arguments."""
+        self.check_fixed_level(name)
         t = self.scheme(name).body
-        if isinstance(t, T.TLevelFunT):
-            raise ArgumentError(f"`{name}` takes a level first (it is level-polymorphic); an entry "
-                                f"point must have a fixed level", self.span_of(name))
         params = []
         while isinstance(t, T.TFunT):
             params.append(t.arg)
@@ -117,6 +115,18 @@ class Program:
             raise ArgumentError(f"`{name}` takes {len(params)} argument{'s' * (len(params) != 1)} "
                                 f"but {nargs} {'were' if nargs != 1 else 'was'} given", self.span_of(name))
         return params
+
+    def check_fixed_level(self, name: str) -> None:
+        """ArgumentError at `name`'s declaration if it takes a level first: a kernel's levels
+        are fixed, so an entry point cannot be level-abstracted (language.md section 2)."""
+        t = self.scheme(name).body
+        if not isinstance(t, T.TLevelFunT):
+            return
+        from fcl.types import format_scheme
+        raise ArgumentError(
+            f"`{name}` takes a level (its type is {format_scheme(self.scheme(name))}), and an entry "
+            f"point's levels are fixed: apply it to a level in a wrapper and run that, e.g. "
+            f"`{_level_wrapper(name, t, self.param_names(name))}`", self.span_of(name))
 
     def param_names(self, name: str) -> list[str]:
         """The names of the parameters that `name`'s definition binds first (`fun f a b = ...`)."""
@@ -202,7 +212,7 @@ class Program:
         (fcl.codegen.passes.PIPELINE lists them).  `bounds_checks=False` leaves out the device's
         checks of `index` (docs/language.md, "Bounds checks")."""
         from fcl.codegen.passes import PassOptions
-        self.scheme(name)
+        self.check_fixed_level(name)
         options = PassOptions.make(opt_level, no_pass, dump_after, bounds_checks=bounds_checks)
         if result not in ("host", "device"):
             raise ArgumentError(f"result must be \"host\" or \"device\", not {result!r}")
@@ -210,6 +220,39 @@ class Program:
                         launch_groups=LAUNCH_GROUPS if num_groups is None else None)
         kernel.result = result
         return kernel
+
+
+def _level_wrapper(name: str, t: T.Type, names: list[str]) -> str:
+    """`fun placeBlock n arr = place <block> n arr`: a declaration that applies level-abstracted
+    `name` (of type `t`) to levels, each chosen so that the result is a grid-level array where
+    it decides the result's level (else block)."""
+    result = t
+    while isinstance(result, (T.TFunT, T.TLevelFunT)):
+        result = result.res if isinstance(result, T.TFunT) else result.body
+    levels = {}
+    if isinstance(result, T.TPushT):
+        lv, ups = result.level, 0
+        while isinstance(lv, T.LSucc):
+            lv, ups = lv.inner, ups + 1
+        if isinstance(lv, T.LVarT) and ups <= 3:
+            levels[lv.name] = ("thread", "warp", "block", "grid")[3 - ups]
+    params, lets, call, first = [], [], name, None
+    while isinstance(t, (T.TFunT, T.TLevelFunT)):
+        if isinstance(t, T.TLevelFunT):
+            level = levels.get(t.lvar, "block")
+            first = first or level
+            if " " in call:         # level application follows a name only
+                lets.append(f"let f{len(lets) + 1} = {call} in ")
+                call = f"f{len(lets)}"
+            call += f" <{level}>"
+            t = t.body
+        else:
+            k = len(params)
+            params.append(names[k] if k < len(names) else f"x{k + 1}")
+            call += f" {params[-1]}"
+            t = t.res
+    head = " ".join([f"{name}{first[0].upper()}{first[1:]}"] + params)
+    return f"fun {head} = {''.join(lets)}{call}"
 
 
 # Prelude functions that leave elements out without an error, and what a note says of a use

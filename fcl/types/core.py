@@ -31,7 +31,7 @@ from __future__ import annotations
 from fcl.errors import CompilerBug
 from fcl.types.types import (INT, THREAD, LSucc, LVarT, LZero, Level, TCon, TFunT, TLevelFunT,
                              TPairT, TPullT, TPushT, TVarT, Type, level_depth)
-from fcl.types.unify import is_flexible, level_vars, substitute, type_vars
+from fcl.types.unify import is_flexible, level_vars, subst_level, substitute, type_vars
 
 
 class DeclTypes:
@@ -160,7 +160,15 @@ class Inst:
         return Inst(self.core, {**self.tmap, **tmap}, {**self.lmap, **lmap})
 
     def with_level(self, name: str, depth: int) -> "Inst":
-        return self.extended({}, {name: level_of_depth(depth)})
+        """Rigid level `name` (of a `fn <name> => ...` being applied) at level `depth`; also
+        where a binding already made refers to it (`match` binds a variable that a level
+        abstraction's body alone decides to the abstraction's own name)."""
+        lv = level_of_depth(depth)
+        one = {name: lv}
+        tmap = {k: substitute(v, {}, one) for k, v in self.tmap.items()}
+        lmap = {k: subst_level(v, name, lv) for k, v in self.lmap.items()}
+        lmap[name] = lv
+        return Inst(self.core, tmap, lmap)
 
     def for_decl(self, decl, occurrence: Type) -> "Inst":
         """The instance of declaration `decl` its occurrence of type `occurrence` refers to."""

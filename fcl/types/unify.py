@@ -202,9 +202,11 @@ class Subst:
             self._descend(e.fst, f.fst, "in the first component of the pair")
             self._descend(e.snd, f.snd, "in the second component of the pair")
         elif isinstance(e, TLevelFunT):
-            rigid = LVarT(f"{e.lvar.split('#')[0]}#{fresh_id()}")
-            self._descend(subst_level_in_type(self.zonk(e.body), e.lvar, rigid),
-                          subst_level_in_type(self.zonk(f.body), f.lvar, rigid),
+            eb, fb = self.zonk(e.body), self.zonk(f.body)
+            name = _common_binder(e.lvar, eb, f.lvar, fb)
+            rigid = LVarT(name)
+            self._descend(subst_level_in_type(eb, e.lvar, rigid),
+                          subst_level_in_type(fb, f.lvar, rigid),
                           "under the level abstraction")
         else:
             raise CompilerBug(f"unify: unknown type {e!r}")
@@ -349,6 +351,25 @@ class Subst:
         while isinstance(lv, LSucc):
             lv = self.resolve_level(lv.inner)
         return isinstance(lv, LVarT) and lv.name == name
+
+
+def _common_binder(e_name: str, e_body: Type, f_name: str, f_body: Type) -> str:
+    """The name both bodies of two level abstractions are unified under.
+
+    One side's own binder, so that a flexible level of that side bound to it
+    (a definition's part level that only its signature decides, `fun place <l> n
+    a = concat n a` checked against `<l> -> int -> [['a]<l>] -> ['a]<1+l>`)
+    stays bound by that side's abstraction, and the typed core can give it the
+    level the abstraction is applied to: the side with flexible levels, else the
+    found one.  A fresh name where the chosen one is free on the other side.
+    """
+    e_flex = any(is_flexible(n) for n in level_vars(e_body))
+    f_flex = any(is_flexible(n) for n in level_vars(f_body))
+    name, other_name, other_body = ((e_name, f_name, f_body) if e_flex and not f_flex
+                                    else (f_name, e_name, e_body))
+    if name != other_name and name in level_vars(other_body):
+        return f"{e_name.split('#')[0]}#{fresh_id()}"
+    return name
 
 
 # ---------------------------------------------------------------- helpers on types
