@@ -8,12 +8,16 @@ profiling events, all kernels of one run summed.  Prints, per dataset, the
 device, the median with a unit that fits (µs, ms, s), the spread (min, max,
 relative standard deviation) and the effective bandwidth (bytes of the
 array arguments and result over the median); `--json` prints the same as
-JSON.  On a terminal a progress line on stderr counts the runs.  It does not
+JSON.  On a terminal a progress line on stderr counts the runs.  Run times that scatter
+too much for the median to mean much (its 95% confidence interval, from the ranks of
+the runs, reaching more than 5% from it) get a warning on stderr saying what to do
+(and a `warning` in the JSON, null otherwise, beside `median_interval_s`).  It does not
 compare with other implementations (bench/run.py does).
 """
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import sys
 import time
@@ -86,12 +90,46 @@ def bench_command(args, program, options: dict) -> int:
             print("\r\033[K", end="", file=sys.stderr, flush=True)
         device = choose_device(options.get("device"))
         rows.append(summary(args.entry, label, texts, device, times, moved_bytes(values, result)))
+    for row in rows:
+        row["warning"] = spread_warning(row)
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
         for row in rows:
             print(describe(row))
+    sys.stdout.flush()
+    for row in rows:
+        if row["warning"]:
+            print(f"fclc: warning: {row['warning']}", file=sys.stderr)
     return 0
+
+
+UNRELIABLE = 0.05     # the median's 95% interval reaching further than this fraction: say so
+
+
+def median_interval(times: list[float]) -> tuple[float, float]:
+    """A 95% confidence interval of the median of the distribution `times` are drawn from
+    (by order statistics, no assumption on its shape): runs ranked n/2 -+ 0.98 sqrt(n)."""
+    t = sorted(times)
+    k = max(0, math.floor((len(t) - 1.96 * math.sqrt(len(t))) / 2))
+    return t[k], t[len(t) - 1 - k]
+
+
+def spread_warning(row: dict) -> str | None:
+    """What to do when the run times scatter so much that the median is uncertain: its 95%
+    interval reaches further than UNRELIABLE of it from it.  One slow run among many does not
+    count (the median ignores it); a wide scatter or too few runs do."""
+    median, (low, high) = row["median_s"], row["median_interval_s"]
+    if row["runs"] < 2 or median <= 0 or max(median - low, high - median) <= UNRELIABLE * median:
+        return None
+    args = row["arguments"] if len(row["arguments"]) <= 60 else row["arguments"][:57] + "..."
+    more = max(100, 5 * row["runs"])
+    off = 100 * max(median - low, high - median) / median
+    return (f"{row['entry']} {args}: the run times scatter so much (±{100 * row['stdev_s'] / median:.0f}%) "
+            f"that the median of {row['runs']} runs may be off by up to {off:.0f}% (95% interval "
+            f"{format_seconds(low)} to {format_seconds(high)}); time more runs (--repeat {more}), on a "
+            f"quieter machine (nothing else using the device or the CPU), or with a larger input, "
+            f"whose runs take longer")
 
 
 def summary(entry: str, label: str, texts: list[str], device, times: list[float], moved: int) -> dict:
@@ -100,6 +138,7 @@ def summary(entry: str, label: str, texts: list[str], device, times: list[float]
             "device": f"{device.name.strip()} ({device.platform.name.strip()})",
             "runs": len(times), "median_s": median, "min_s": min(times), "max_s": max(times),
             "stdev_s": statistics.stdev(times) if len(times) > 1 else 0.0,
+            "median_interval_s": list(median_interval(times)),
             "bytes": moved, "gb_per_s": moved / median / 1e9 if median > 0 else None}
 
 

@@ -136,7 +136,8 @@ arguments (ARG), one per parameter of NAME, in order:
   (1, [2, 3])                      a pair
   iota:N                           the int array [0, 1, ..., N-1]
   random:N[:int|double|float|bool] N random values: ints in [0, 100), doubles and
-                                   floats in [0, 1); --seed S repeats them
+                                   floats in [0, 1); the same in every run
+                                   (seed 1; --seed S draws others)
   @file.npy                        a 1-D NumPy array (int32, float32, float64, bool)
 Ints are taken as doubles (or floats) where the parameter is double (or float),
 and in an array literal [1, 2.5] the ints become doubles too."""
@@ -192,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="#NumGroups, the most work-groups launched (default 4096)")
     common.add_argument("--device", default=None, metavar="SUBSTRING",
                         help="OpenCL device by platform or device name (default: PYOPENCL_CTX, else the first CPU device)")
-    common.add_argument("--seed", type=int, default=None, help="seed for random:N arguments")
+    common.add_argument("--seed", type=int, default=None, help="seed for random:N arguments (default 1: the same inputs in every run)")
     passes = argparse.ArgumentParser(add_help=False)
     passes.add_argument("-O", dest="opt_level", type=int, choices=(0, 1), default=None,
                         help="-O0: only the required passes; -O1 (default): every optimising pass")
@@ -247,6 +248,9 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("-e", "--entry", metavar="NAME", action="append",
                    help="an entry point to compile (repeat -e for several)")
     k.add_argument("--passes", action="store_true", help="list the kernel-IR passes in order and exit")
+    k.add_argument("--type", action="append", default=[], metavar="VAR=TYPE", dest="types",
+                   help="build for type variable VAR of the entry's type ('a: a=double) as int, float, double "
+                        "or bool (repeatable; default int, and a note says so)")
     k.add_argument("-o", "--output", metavar="OUT", help="write the --emit output to OUT instead of printing it")
     k.add_argument("--emit", choices=("cl", "py", "json"), default=None,
                    help="cl: OpenCL C (default); py: a Python module that runs the kernels with pyopencl; "
@@ -350,6 +354,12 @@ def print_types(prog):
 
 
 def cmd_eval(args):
+    if args.device:
+        raise ArgumentError(f"--device {args.device}: `fclc eval` runs the reference evaluator on the "
+                            f"CPU, not on an OpenCL device; `fclc run --device {args.device} ...` runs "
+                            f"the compiled kernels there")
+    if args.output:
+        check_npy_path(args.output)          # before the work, not after
     prog = load(args)
     values = parse_args(args)
     result, report = prog.evaluate_with_cost(args.entry, *values, cost=args.cost, **hw_options(args))
@@ -361,6 +371,8 @@ def cmd_eval(args):
 
 
 def cmd_run(args):
+    if args.output:
+        check_npy_path(args.output)
     prog = load(args)
     values = parse_args(args)
     kernel = prog.compile(args.entry, **compile_options(args))
@@ -379,6 +391,7 @@ def emit_result(args, result):
             raise conflict("-o", "--full", "-o writes the result to a file, --full prints it")
         if not isinstance(result, np.ndarray):
             raise ArgumentError(f"-o {args.output}: the result is not a one-dimensional array")
+        check_npy_path(args.output)
         writing(args.output, lambda: np.save(args.output, result))
         return
     if getattr(args, "full", False):
@@ -412,13 +425,25 @@ def check_compile_flags(args) -> None:
         raise conflict("-o", chosen[0], "-o writes the --emit output (OpenCL C, Python or JSON)")
 
 
+def check_npy_path(path: str) -> None:
+    """-o of an array result names a .npy file (np.save would add `.npy` to any other name,
+    and write DIR.npy for a folder DIR): ArgumentError otherwise."""
+    import os
+    if os.path.isdir(path):
+        raise ArgumentError(f"-o {path}: {path} is a folder; give a file name ending in .npy, "
+                            f"e.g. -o {os.path.join(path, 'result.npy')}")
+    if not path.endswith(".npy"):
+        raise ArgumentError(f"-o {path}: the result is saved as a NumPy array, in a file whose "
+                            f"name ends in .npy; give one, e.g. -o {os.path.splitext(path)[0] or 'result'}.npy")
+
+
 def writing(path: str, write):
-    """write(), with a path that cannot be written as the user's error (exit 1)."""
+    """write(), with a path that cannot be written as the user's error (exit 1), saying why."""
+    from fcl.values import os_problem
     try:
         write()
     except OSError as e:
-        from fcl.errors import ArgumentError
-        raise ArgumentError(f"-o {path}: cannot write it ({e.strerror or e})") from None
+        raise ArgumentError(f"-o {path}: cannot write it: {os_problem(e, path, writing=True)}") from None
 
 
 def cmd_compile(args):
@@ -439,7 +464,7 @@ def cmd_compile(args):
         print_types(prog)
         return
     after = args.dump.partition("=")[2] if args.dump and args.dump.startswith("kir-after=") else None
-    kernels = [prog.compile(name, **compile_options(args, [after] if after else [])) for name in args.entry]
+    kernels = compile_entries(prog, args, compile_options(args, [after] if after else []))
     if args.dump == "kir" or after:
         print("\n\n".join(k.kir(after) for k in kernels))
         return
@@ -458,9 +483,45 @@ def cmd_compile(args):
     else:
         text = "\n".join(k.opencl_source for k in kernels)
     if args.output:
-        writing(args.output, lambda: open(args.output, "w").write(text))
+        from pathlib import Path
+        writing(args.output, lambda: Path(args.output).write_text(text))
     else:
         print(text, end="" if text.endswith("\n") else "\n")
+
+
+def type_choices(args) -> dict:
+    """--type VAR=TYPE options -> {VAR: TYPE} (VAR without its quote)."""
+    out = {}
+    for text in args.types:
+        name, eq, ty = text.partition("=")
+        name = name.strip().lstrip("'")
+        if not eq or not name or ty not in ("int", "float", "double", "bool"):
+            raise ArgumentError(f"--type {text}: expected VAR=TYPE with TYPE int, float, double or bool, "
+                                f"for example --type a=double")
+        if name in out and out[name] != ty:
+            raise ArgumentError(f"--type gives '{name} twice ({out[name]} and {ty}); one build has one type "
+                                f"for it: compile again for the other")
+        out[name] = ty
+    return out
+
+
+def compile_entries(prog, args, options: dict) -> list:
+    """The kernels of `fclc compile`'s entries, each built for the --type choices its type
+    variables have (the others int, said in a note on stderr)."""
+    chosen, kernels, used = type_choices(args), [], set()
+    for name in args.entry:
+        variables = prog.compile(name, **options).type_variables()
+        mine = {v: ty for v, ty in chosen.items() if v in variables}
+        used |= set(mine)
+        kernel = prog.compile(name, **options, types=mine)
+        if any(not picked for _, _, picked in kernel.fixed_types()):
+            print(f"fclc: note: `{name} : {prog.type_of(name)}` is {kernel.types_note()}", file=sys.stderr)
+        kernels.append(kernel)
+    unknown = [v for v in chosen if v not in used]
+    if unknown:
+        raise ArgumentError(f"--type {unknown[0]}=...: no entry compiled here has a type variable "
+                            f"'{unknown[0]} (" + "; ".join(f"{n} : {prog.type_of(n)}" for n in args.entry) + ")")
+    return kernels
 
 
 def cmd_test(args):

@@ -88,7 +88,15 @@ class Program:
         if s is None:
             import difflib
             close = difflib.get_close_matches(name, self.checked.env.names(), n=3)
-            hint = f"; did you mean {', '.join(f'`{c}`' for c in close)}?" if close else ""
+            own = self.names()
+            if close:
+                hint = f"; did you mean {', '.join(f'`{c}`' for c in close)}?"
+            elif own:
+                listed = ", ".join(f"`{c}`" for c in own[-12:])
+                hint = (f"; the program declares {listed}" if len(own) <= 12
+                        else f"; the program's last 12 declarations are {listed}")
+            else:
+                hint = "; the program declares nothing of its own"
             raise ArgumentError(f"no declaration named `{name}`{hint}")
         return s
 
@@ -199,7 +207,7 @@ class Program:
 
     def compile(self, name: str, block_size=None, warp_size=None, num_groups=None, device=None,
                 opt_level=None, no_pass=(), dump_after=(), static=None, dynamic=None,
-                result: str = "host", bounds_checks=True) -> "Kernel":
+                result: str = "host", bounds_checks=True, types=None) -> "Kernel":
         """A callable kernel for entry `name` (OpenCL, built on first use per argument types and
         static values).  `device`: a substring of a device, platform or vendor name (as
         `fclc --device`; default: PYOPENCL_CTX, else fclc's default device).  `result="device"`
@@ -210,14 +218,17 @@ class Program:
         opt_level 0 runs only the required passes; `no_pass` names optimising passes to
         skip; `dump_after` names passes whose kernel IR `Kernel.kir(after=NAME)` returns
         (fcl.codegen.passes.PIPELINE lists them).  `bounds_checks=False` leaves out the device's
-        checks of `index` (docs/language.md, "Bounds checks")."""
+        checks of `index` (docs/language.md, "Bounds checks").  `types`: {type variable of
+        the entry's type (`"a"` for `'a`): "int", "float", "double" or "bool"}, the element
+        types of the build `opencl_source`, `plan` and `fclc compile` show (each call still
+        builds for the types of its arguments); the others are int (`Kernel.fixed_types`)."""
         from fcl.codegen.passes import PassOptions
         self.check_fixed_level(name)
         options = PassOptions.make(opt_level, no_pass, dump_after, bounds_checks=bounds_checks)
         if result not in ("host", "device"):
             raise ArgumentError(f"result must be \"host\" or \"device\", not {result!r}")
         kernel = Kernel(self, name, hardware(block_size, warp_size, num_groups), device, options, static, dynamic,
-                        launch_groups=LAUNCH_GROUPS if num_groups is None else None)
+                        launch_groups=LAUNCH_GROUPS if num_groups is None else None, types=types)
         kernel.result = result
         return kernel
 
@@ -293,13 +304,14 @@ class Kernel:
     or "device" (pyopencl arrays)."""
 
     def __init__(self, program: Program, name: str, hw: dict, device_spec=None, options=None,
-                 static=None, dynamic=None, launch_groups=None):
+                 static=None, dynamic=None, launch_groups=None, types=None):
         from fcl.codegen.passes import PassOptions
         self.options = options or PassOptions()
         self.program = program
         self.name = name
         self.hw = hw
         self.device_spec = device_spec
+        self.chosen = self.choose_types(types or {})   # type variable -> the type it is built for
         self.types = self.default_types()
         self.param_names = program.param_names(name)[:len(self.types)]
         self.arg_names = C.python_names(self.param_names, len(self.types))
@@ -351,7 +363,8 @@ class Kernel:
 
     def describe(self, compiled: bool = False) -> str:
         """The docstring: the entry's FCL type, each argument (with `compiled`, the types of the
-        default build, type variables as int: those of `fclc compile`), the result, the static ones."""
+        default build, type variables as chosen or int: those of `fclc compile`, and a line
+        saying which), the result, the static ones."""
         from fcl.types.printer import Namer, format_type
         namer, t, params = Namer(), self.program.scheme(self.name).body, []
         format_type(t, namer)
@@ -359,13 +372,29 @@ class Kernel:
             params.append(t.arg)
             t = t.res
         if compiled:
-            params, t = [default_type(p) for p in params], default_type(t)
+            params, t = [default_type(p, self.chosen) for p in params], default_type(t, self.chosen)
         span = self.program.span_of(self.name)
         origin = span.source.name if span is not None else "the program"
         text = C.describe_entry(self.name, self.program.type_of(self.name), self.arg_names,
                                 [format_type(p, namer) for p in params], origin, format_type(t, namer))
         static = ", ".join(f"{self.arg_names[k]} = {v!r}" for k, v in sorted(self.pinned.items()))
+        if compiled and self.type_variables():
+            lines = text.split("\n")
+            lines.insert(3, f"    ({self.types_note()})")
+            text = "\n".join(lines)
         return text + (f"\nStatic (compiled in; may be left out): {static}." if static else "")
+
+    def types_note(self) -> str:
+        """`built for 'a = int, the default; ...`: the types of the build `fclc compile` shows,
+        where the entry has type variables."""
+        fixed = self.fixed_types()
+        said = ", ".join(f"{v} = {ty}" for v, ty, _ in fixed)
+        defaulted = [v for v, _, chosen in fixed if not chosen]
+        if not defaulted:
+            return f"built for {said}"
+        return (f"built for {said}, {'the default' if len(defaulted) == len(fixed) else 'int by default'}"
+                f"; `fclc compile --type {defaulted[0][1:]}=double` (or float, bool) builds for another "
+                f"element type")
 
     def static_values(self, values: list) -> tuple:
         """((position, value), ...) compiled in for a call with these (coerced) values."""
@@ -423,13 +452,47 @@ class Kernel:
         return Build(plan, render(plan), spans, dumps)
 
     def default_types(self) -> tuple:
-        """Parameter types with every type variable taken as int."""
+        """Parameter types with every type variable taken as chosen (`types`), else int."""
         scheme = self.program.scheme(self.name)
         t, params = scheme.body, []
         while isinstance(t, T.TFunT):
             params.append(t.arg)
             t = t.res
-        return tuple(default_type(p) for p in params)
+        return tuple(default_type(p, self.chosen) for p in params)
+
+    def type_variables(self) -> dict:
+        """The entry's type variables by the name its printed type gives them (`a` for `'a`),
+        in order of appearance."""
+        from fcl.types.printer import Namer, format_type
+        from fcl.types.unify import type_vars
+        body, namer = self.program.scheme(self.name).body, Namer()
+        format_type(body, namer)
+        found = type_vars(body)
+        return {printed.lstrip("'"): found[name] for name, printed in namer.types.items() if name in found}
+
+    def choose_types(self, types: dict) -> dict:
+        """{internal type variable: type} from {printed name: "int"|"float"|"double"|"bool"};
+        ArgumentError for a name the entry's type lacks or a type its kind excludes."""
+        variables, out = self.type_variables(), {}
+        for key, text in types.items():
+            var = variables.get(str(key).lstrip("'"))
+            if var is None:
+                have = ", ".join(f"'{n}" for n in variables)
+                raise ArgumentError(f"`{self.name} : {self.program.type_of(self.name)}` has no type variable "
+                                    f"'{str(key).lstrip(chr(39))}" + (f" (it has {have})" if have else
+                                                                      " (its type has none)"))
+            allowed = KIND_TYPES.get(var.kind, tuple(TYPE_NAMES))
+            if text not in allowed:
+                raise ArgumentError(f"'{str(key).lstrip(chr(39))} = {text}: the type variable stands for "
+                                    f"{' or '.join(allowed)} here ({self.name} : {self.program.type_of(self.name)})")
+            out[var.name] = TYPE_NAMES[text]
+        return out
+
+    def fixed_types(self) -> list[tuple[str, str, bool]]:
+        """(`'a`, type, chosen) for each type variable of the entry: the type the build
+        `opencl_source` shows is for, and whether it was chosen (else int by default)."""
+        return [(f"'{n}", format_type_name(self.chosen.get(v.name, T.INT)), v.name in self.chosen)
+                for n, v in self.type_variables().items()]
 
     def arg_types(self, values: list) -> tuple:
         """The concrete types of coerced arguments (an empty list takes the declared type)."""
@@ -564,15 +627,24 @@ class Kernel:
             return launcher.time(values, repeat)
 
 
-def default_type(t: T.Type) -> T.Type:
+TYPE_NAMES = {"int": T.INT, "float": T.FLOAT, "double": T.DOUBLE, "bool": T.BOOL}
+KIND_TYPES = {"NUM": ("int", "float", "double"), "FRAC": ("float", "double")}
+
+
+def format_type_name(t: T.Type) -> str:
+    return next(name for name, ty in TYPE_NAMES.items() if ty == t)
+
+
+def default_type(t: T.Type, chosen: dict | None = None) -> T.Type:
+    """`t` with each type variable as `chosen` gives it ({name: type}), else int."""
     if isinstance(t, T.TVarT):
-        return T.INT
+        return (chosen or {}).get(t.name, T.INT)
     if isinstance(t, T.TPullT):
-        return T.TPullT(default_type(t.elem))
+        return T.TPullT(default_type(t.elem, chosen))
     if isinstance(t, T.TPairT):
-        return T.TPairT(default_type(t.fst), default_type(t.snd))
+        return T.TPairT(default_type(t.fst, chosen), default_type(t.snd, chosen))
     if isinstance(t, T.TPushT):
-        return T.TPushT(default_type(t.elem), t.level)
+        return T.TPushT(default_type(t.elem, chosen), t.level)
     return t
 
 

@@ -481,12 +481,18 @@ def emit(session: Session, text: str) -> None:
         print(out, flush=True)
 
 
-def interactive(session: Session) -> None:
-    """The prompt_toolkit loop: `fcl> `, `...> `, history, completion of names and commands."""
+def interactive(session: Session, **io) -> None:
+    """The prompt_toolkit loop: `fcl> `, `...> `, history, completion of names and commands.
+    `io`: prompt_toolkit's `input` and `output` (tests)."""
     from prompt_toolkit import PromptSession
     from prompt_toolkit.key_binding import KeyBindings
 
     bindings = KeyBindings()
+    names = completer(session)
+
+    @bindings.add("tab")
+    def _(event):
+        tab_complete(event.current_buffer, names)
 
     @bindings.add("enter")
     def _(event):
@@ -498,8 +504,8 @@ def interactive(session: Session) -> None:
         else:
             buf.validate_and_handle()
 
-    prompt = PromptSession(history=open_history(), completer=completer(session), key_bindings=bindings,
-                           multiline=True, prompt_continuation=lambda width, line, wrap: "...> ")
+    prompt = PromptSession(history=open_history(), completer=names, key_bindings=bindings,
+                           multiline=True, prompt_continuation=lambda width, line, wrap: "...> ", **io)
     print("FCL REPL; :help for help, :quit or Ctrl-D to leave")
     while not session.done:
         try:
@@ -509,6 +515,31 @@ def interactive(session: Session) -> None:
         except EOFError:
             break
         emit(session, text)
+
+
+def tab_complete(buf, names) -> None:
+    """Tab as in Python's REPL: one candidate completes the word at once; several complete
+    their common part, else open the menu (a Tab more goes through it).  The candidates are
+    worked out here, not by prompt_toolkit's own Tab, which drops its request while the
+    completion started by typing is still running, so that a quick Tab only opened the
+    menu and Enter then ran the unfinished word."""
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.completion.base import get_common_complete_suffix
+    state = buf.complete_state
+    if state is not None and state.complete_index is not None:
+        buf.complete_next()                    # going through the open menu
+        return
+    found = list(names.get_completions(buf.document, CompleteEvent(completion_requested=True)))
+    if len(found) == 1:
+        buf.apply_completion(found[0])
+        return
+    common = get_common_complete_suffix(buf.document, found) if found else ""
+    if common:
+        buf.insert_text(common)
+    elif found and state is not None:
+        buf.complete_next()
+    elif found:
+        buf.start_completion(select_first=False)
 
 
 def completer(session: Session):

@@ -228,11 +228,37 @@ def _is_array(v) -> bool:
     return isinstance(v, (np.ndarray, list, EmptyArray))
 
 
+def os_problem(e: OSError, path: str, writing: bool = False) -> str:
+    """Why `path` could not be read (or written), in plain words, from the OSError."""
+    import errno
+    import os
+    folder = os.path.dirname(os.path.abspath(path))
+    if isinstance(e, IsADirectoryError) or os.path.isdir(path):
+        return f"{path} is a folder, not a file"
+    if isinstance(e, PermissionError):
+        return f"you have no permission to {'write' if writing else 'read'} {path}"
+    if isinstance(e, FileNotFoundError) and not writing:
+        return f"there is no file {path} (looked in {folder})" if not os.path.isabs(path) \
+            else f"there is no file {path}"
+    if writing and not os.path.isdir(folder):
+        return f"the folder {folder} does not exist"
+    if writing and os.path.exists(path):
+        return f"{path} exists and cannot be overwritten ({e.strerror or e})"
+    if writing and e.errno in (errno.ENOENT, errno.EACCES, errno.EROFS, errno.EPERM, errno.EIO):
+        return f"no file can be created in the folder {folder} ({e.strerror})"
+    return e.strerror or str(e)
+
+
 def _load_npy(path: str, where: str) -> np.ndarray:
     try:
         arr = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise ArgumentError(f"could not read {where}: {e}") from None
+    except OSError as e:
+        raise ArgumentError(f"could not read {where}: {os_problem(e, path)}") from None
+    except ValueError as e:
+        with open(path, "rb") as f:
+            npy = f.read(6) == b"\x93NUMPY"
+        why = str(e) if npy else "it does not start as one does; write arrays with numpy.save"
+        raise ArgumentError(f"could not read {where}: {path} is not a NumPy .npy file ({why})") from None
     if not isinstance(arr, np.ndarray) or arr.ndim != 1:
         raise ArgumentError(f"could not read {where}: expected a 1-D array, found "
                             f"{getattr(arr, 'ndim', '?')} dimensions")
@@ -240,6 +266,9 @@ def _load_npy(path: str, where: str) -> np.ndarray:
         raise ArgumentError(f"could not read {where}: dtype {arr.dtype} is not supported "
                             "(use int32, float32, float64 or bool)")
     return arr
+
+
+DEFAULT_SEED = 1      # `random:N` without --seed: `fclc eval` and `fclc run` of one command agree
 
 
 def _generate(kind: str, rest: str, seed: int | None, position: int | None, where: str):
@@ -254,7 +283,10 @@ def _generate(kind: str, rest: str, seed: int | None, position: int | None, wher
     if kind == "iota":
         return np.arange(n, dtype=np.int32)
     elem = parts[1] if len(parts) == 2 else "int"
-    rng = np.random.default_rng(None if seed is None else [seed, position or 0])
+    seed = DEFAULT_SEED if seed is None else seed
+    if seed < 0:
+        raise ArgumentError(f"could not read {where}: --seed {seed} is negative; give a seed of 0 or more")
+    rng = np.random.default_rng([seed, position or 0])
     if elem == "int":
         return rng.integers(0, 100, n, dtype=np.int32)
     if elem == "double":
@@ -282,8 +314,9 @@ def rejoin(texts: list[str]) -> list[str]:
 def parse_arg(text: str, seed: int | None = None, position: int | None = None):
     """Argument text -> canonical value (see module doc); ArgumentError naming the text.
 
-    `seed` makes `random:` reproducible; with a `position`, each argument
-    position gets its own stream, so two `random:N` arguments differ.
+    `random:` draws from `seed` (DEFAULT_SEED when None), so the same text gives the same
+    values in every process; with a `position`, each argument position gets its own
+    stream, so two `random:N` arguments differ.
     """
     shown = text if len(text) <= 60 else f"{text[:40]}...({len(text)} characters)"
     where = f"argument {position} `{shown}`" if position is not None else f"argument `{shown}`"

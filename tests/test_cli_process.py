@@ -76,4 +76,5 @@ def test_unwritable_output_is_a_user_error(repo_env, tmp_path, args):
     proc = subprocess.run([sys.executable, "-m", "fcl.cli", *args, "-o", target], cwd=REPO,
                           env=repo_env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1
-    assert proc.stderr.strip() == f"error: -o {target}: cannot write it (No such file or directory)"
+    assert proc.stderr.strip().splitlines()[-1] == (f"error: -o {target}: cannot write it: the folder "
+                                   f"{tmp_path / 'missing-folder'} does not exist")

@@ -96,11 +96,19 @@ def test_signature_mismatch_shows_the_sig_and_the_definition(capsys, tmp_path):
             "  |> concat c\n")
     _, _, err = check(capsys, tmp_path, text)
     lines = err.splitlines()
-    assert lines[0].startswith("p.fcl:1:1: error: the signature of `rev` does not match its definition")
+    # the error is at the written level that makes the parts thread-level, the sig a note
+    assert lines[0].startswith("p.fcl:4:27: error: the signature of `rev` does not match its definition")
+    assert lines[2] == "     |                           ^~~~~~~~~~~~~"
     assert "expected grid, found warp" in err
-    note = next(k for k, l in enumerate(lines) if l.startswith("p.fcl:5:6: note: the definition of `rev`"))
-    assert lines[note + 1] == "   5 |   |> concat c"
-    assert lines[note + 2] == "     |      ^~~~~~~~"
+    assert "without `push <thread>` (a written level), the definition would have the signature's type" in err
+    note = lines.index("p.fcl:1:1: note: the signature of `rev`")
+    assert lines[note + 1] == "   1 | sig rev : int -> [int] -> [int]<grid>"
+    # with no single expression to blame, both places: the sig, and where the result comes from
+    _, _, err = check(capsys, tmp_path, "sig f : int -> bool\nfun f x =\n  x + 1\n")
+    lines = err.splitlines()
+    assert lines[0].startswith("p.fcl:1:1: error: the signature of `f` does not match its definition")
+    note = next(k for k, l in enumerate(lines) if l.startswith("p.fcl:3:3: note: the definition of `f`"))
+    assert lines[note + 1] == "   3 |   x + 1"
 
 
 def test_did_you_mean_for_levels(capsys, tmp_path):

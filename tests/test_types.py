@@ -409,9 +409,12 @@ def test_sig_more_specific_accepted():
     assert got == {"f": "int -> int", "y": "int"}
 
 
-def test_sig_more_general_rejected_at_sig():
+def test_sig_more_general_rejected_at_the_expression_that_fixes_the_type():
+    """The `1` makes `f` int-only: the error points there, the sig is a note."""
     err = error_of("val z = 0\nsig f : 'a -> 'a\nfun f x = x + 1")
-    assert where(err) == (2, 1) and "more general" in err.message
+    assert where(err) == (3, 15) and "more general" in err.message
+    assert "without `1` (an int), the definition would have the signature's type" in err.notes
+    assert [(text, span.line, span.col) for text, span in err.related] == [("the signature of `f`", 2, 1)]
 
 
 def test_sig_type_variable_takes_the_kind_the_definition_needs():
@@ -432,11 +435,11 @@ def test_sig_narrowed_kind_is_checked_at_uses():
 
 
 def test_sig_too_general_prints_types_that_differ():
-    for src in ("sig f : 'a -> 'a -> 'a\nfun f x y = x + y + 1",
-                "sig f : 'a -> 'b -> bool\nfun f x y = x == y",
-                "sig f : <l> -> ['a] -> ['a]<l>\nfun f <l> a = push <block> a"):
+    for src, at in (("sig f : 'a -> 'a -> 'a\nfun f x y = x + y + 1", (2, 21)),      # the `1`
+                    ("sig f : 'a -> 'b -> bool\nfun f x y = x == y", (1, 1)),
+                    ("sig f : <l> -> ['a] -> ['a]<l>\nfun f <l> a = push <block> a", (2, 15))):
         err = error_of(src)
-        assert where(err) == (1, 1), src
+        assert where(err) == at, src
         said = err.message.split("signature says ")[1]
         sig_text, def_text = said.split(", but the definition ")
         assert sig_text != def_text.split("type ", 1)[1], err.message

@@ -831,9 +831,7 @@ def placement(ctx: Ctx, level: int, n: K.Expr, what: str, role: str, ty: str):
     b = ctx.b
     origin = origin_of(b.span, what)
     if not b.dry and not b.host_computable(n):
-        raise ctx.error(f"the size of the array this {what} stores ({K.format_expr(n)}) depends on "
-                        f"values computed inside the kernel; the host must know it to allocate memory",
-                        ["make the size depend only on the arguments and constants"])
+        raise host_length_error(ctx, n, f"the array this {what} stores")
     if level == GRID:
         return b.buffer("global", n, origin, role, ty=ty), K.cint(0)
     if level == BLOCK:
@@ -1126,8 +1124,7 @@ def _host_while(ctx, cond, step, bufs, n) -> SPull:
     nxt = apply(ctx, step, arr)
     _check_step(ctx, nxt, GRID, K.Var("int", length))
     if not b.host_computable(nxt.n):
-        raise ctx.error("the length of each step of this grid-level while depends on values computed "
-                        "on the device; the host must know it")
+        raise host_length_error(ctx, nxt.n, "each step of this grid-level while")
     nxt.run(ctx, store_writer(po, K.cint(0)))
     b.split_kernel()
     body_host += [P.SetVar(length, nxt.n), P.Swap(pc.name, po.name)]
@@ -1217,8 +1214,7 @@ def _host_power(ctx, n, step, bufs, size) -> SPull:
     nxt = apply2(ctx, step, SScalar(K.Var("int", it)), arr)
     _check_step(ctx, nxt, GRID, K.Var("int", length))
     if not b.host_computable(nxt.n):
-        raise ctx.error("the length of each step of this grid-level power depends on values computed "
-                        "on the device; the host must know it")
+        raise host_length_error(ctx, nxt.n, "each step of this grid-level power")
     nxt.run(ctx, store_writer(po, K.cint(0)))
     b.split_kernel()
     body_host += [P.SetVar(length, nxt.n), P.Swap(pc.name, po.name),
@@ -1518,6 +1514,7 @@ def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], e
     lw = Lowerer(decls, hw, core)
     b = Builder(hw, checks=bounds_checks)
     b.span = entry_span
+    b.arg_names = list(names)        # the program's parameter names, for messages
     ctx = Ctx(b, GRID, None, top=True)
     params, args = [], []
     static = static or {}
@@ -1652,8 +1649,15 @@ def describe(v: SVal) -> str:
 
 def check_host_size(b: Builder, n: K.Expr, name: str):
     if not b.host_computable(n):
-        raise CompileError(f"the length of the result of `{name}` depends on values computed on the device (array contents, a while loop, or arithmetic on doubles or floats); "
-                           f"the host must know it before launching", b.span)
+        from fcl.codegen.sizewords import length_error
+        raise length_error(b, n, f"the result of `{name}`", b.span, b.top)
+
+
+def host_length_error(ctx: Ctx, n: K.Expr, what: str) -> CompileError:
+    """The length `n` of `what` needs values only the kernels know: the error, in the
+    program's terms (fcl/codegen/sizewords.py)."""
+    from fcl.codegen.sizewords import length_error
+    return length_error(ctx.b, n, what, ctx.b.span, ctx.stmts)
 
 
 def carry_scalars(b: Builder, params) -> None:

@@ -25,6 +25,20 @@ from fcl.runtime import device as D
 MAX_HOST_ITERATIONS = 1 << 20
 
 
+def local_words(b: K.Buffer, n: int, copies: int, size: int, total: int) -> str:
+    """What local buffer `b` holds, in the program's terms: `the force at f.fcl:4 stores its
+    array of 100000 ints there (400000 bytes)`, with one copy per warp or work-item and the
+    kernel's other local arrays said."""
+    elems = f"{n} {b.ty}{'s' if n != 1 else ''}"
+    what = {"force": f"the {b.origin} stores its array of {elems}",
+            "while": f"the {b.origin} keeps one of its two arrays of {elems}"}.get(
+        b.role, f"the {b.origin} keeps {elems}")
+    per = {"warp": f" for each of the {copies} warps of a work-group",
+           "thread": f" for each of the {copies} work-items of a work-group"}.get(b.per, "")
+    others = f", with {total - size} bytes of the kernel's other local arrays" if total > size else ""
+    return f"{what} there{per} ({size} bytes{others})"
+
+
 @dataclass
 class State:
     """One run: host scalars, device buffers, alias bindings, launch events."""
@@ -94,13 +108,14 @@ class Launcher:
             if static_only and not isinstance(b.size, K.Const):
                 continue
             n = self.size_of(b.size, env, b.origin)
-            size = max(1, K.footprint(b, n * K.copies(b, self.plan.block_size, self.plan.warp_size)))
+            copies = K.copies(b, self.plan.block_size, self.plan.warp_size)
+            size = max(1, K.footprint(b, n * copies))
             out.append((b, size * STORAGE_DTYPES[b.ty].itemsize))
             total += out[-1][1]
             if total > limit:
                 raise CompileError(
-                    f"the kernel needs {total} bytes of local memory at the {b.origin} "
-                    f"(buffer {b.name}), more than {self.limits['name']} has ({limit} bytes per work-group)",
+                    f"the kernel needs {total} bytes of local memory, more than {self.limits['name']} has "
+                    f"({limit} bytes per work-group): {local_words(b, n, copies, out[-1][1], total)}",
                     self.spans.get(b.name),
                     ["use smaller parts (chunk size) or a smaller --block-size"])
         return out

@@ -168,8 +168,15 @@ def check_decl(decl: ast.Val, sig: tuple[ast.Sig, Scheme] | None, scope: dict[st
     try:
         scheme = checker.check_signature(t, sig[1], sig[0]) if sig is not None else None
     except TypeCheckError as e:
-        e.related.append((f"the definition of `{decl.name}`, whose result comes from here, "
-                          "has the other type", result_span(decl.value)))
+        from fcl.types.blame import culprit
+        found = culprit(decl, sig, scope)
+        if found is None:
+            e.related.append((f"the definition of `{decl.name}`, whose result comes from here, "
+                              "has the other type", result_span(decl.value)))
+        else:                   # the error goes where the cause is; the sig becomes a note
+            e.notes.append(f"without {found[1]}, the definition would have the signature's type")
+            e.related.append((f"the signature of `{decl.name}`", e.span))
+            e.span = found[0]
         e.notes.extend(_level_name_hints(sig[0].scheme))
         raise
     checker.finish(decl.span)
@@ -417,7 +424,7 @@ class _Checker:
         self.locals: dict[str, Scheme] = {}
         self.levels: dict[str, Level] = {}
         self.mono: list[Type] = []
-        self.obligations: list[tuple[Level, str]] = []
+        self.obligations: list[tuple[Level, str, Span | None]] = []   # (level, name, its use)
         self.sig_levels: list[str] = []
         self.record: tuple[list, dict, dict] | None = None   # (vars, lets, lams) for fcl.types.core
 
@@ -460,8 +467,9 @@ class _Checker:
         return Scheme(tuple(v.name for v in lmap.values()),
                       tuple(v.name for v in tmap.values()), body)
 
-    def instantiate(self, s: Scheme, name: str) -> Type:
-        """A fresh instance of `s`; levels `1+l` it creates are remembered for the grid bound."""
+    def instantiate(self, s: Scheme, name: str, span: Span | None = None) -> Type:
+        """A fresh instance of `s`; levels `1+l` it creates are remembered for the grid bound
+        (with `span`, the use, where an error about them points)."""
         if not s.tvars and not s.lvars:
             return s.body
         kinds = _scheme_var_kinds(s)
@@ -469,27 +477,27 @@ class _Checker:
         lmap = {n: self.sub.fresh_level(self.depth, n.split("#")[0]) for n in s.lvars}
         t = substitute(s.body, tmap, lmap)
         if lmap:
-            self._remember_raised_levels(t, name)
+            self._remember_raised_levels(t, name, span)
         return t
 
-    def _remember_raised_levels(self, t: Type, name: str) -> None:
+    def _remember_raised_levels(self, t: Type, name: str, span: Span | None = None) -> None:
         for lv in _push_levels(t):
             if level_succs(lv) > 0 and not isinstance(_level_base(lv), LZero):
-                self.obligations.append((lv, name))
+                self.obligations.append((lv, name, span))
 
     def check_obligations(self, span: Span) -> None:
         """Raise if a remembered `1+...` level has come to lie above grid."""
         keep = []
-        for lv, name in self.obligations:
+        for lv, name, use in self.obligations:
             z = self.sub.zonk_level(lv)
             if _too_high(z):
                 raise TypeCheckError(
                     f"this use of `{name}` would build a push array at level {format_level(z)}, "
-                    "but grid is the highest level", span,
+                    "but grid is the highest level", use or span,
                     [f"`{name}` builds at one level above its parts; here its parts are already at "
                      f"level {format_level(_lower(z))}"])
             if not isinstance(_level_base(z), LZero):
-                keep.append((lv, name))
+                keep.append((lv, name, use))
         self.obligations = keep
 
     def check_levels(self, t: Type, span: Span, what: str) -> None:
@@ -581,7 +589,7 @@ class _Checker:
             s = self.globals.get(e.name)
             if s is None:
                 raise self._unbound(e)
-        t = self.instantiate(s, e.name)
+        t = self.instantiate(s, e.name, e.span)
         if self.record is not None:
             self.record[0].append((e, t))
         return t
