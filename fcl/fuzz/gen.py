@@ -14,10 +14,14 @@ type-check by construction:
   `seqConcat` over a part's chunks with a carried state, `mapPush`,
   `zipWithPush`, `if`;
 * pull arrays: `generate`, `mapPull`, `zipWith`, `reverse`, `take`, `drop`,
-  `halve`, `evenOdds`, array literals, `force`, `while`, `if`, `let`;
+  `halve`, `evenOdds`, `range`, `iota`, array literals, `force`, `while`,
+  `if`, `let`; thread-level `seqfor`s;
 * scalars (int, double, bool): arithmetic with wrap-around, truncating `/`
   and `%`, shifts, `index`, `lengthPull`, `foldl`, `if`, `let`, hardware
-  parameters, conversions.
+  parameters, conversions (to floats too);
+* top-level declarations before the entry, added on first use: helpers with
+  a level parameter (`place <lvl> n parts = concat n parts`, ...) applied at
+  every level the generator reaches, a scalar helper, a `val`.
 
 Three constructs aim at bugs a uniform grammar rarely reaches: a per-warp
 `if` whose condition reads the warp's part, with a warp-level `force` in a
@@ -38,13 +42,24 @@ can neither fold nor prove non-negative; parts forced at their own level
 other work-items than its writer; and let-bound arrays read at positions that
 depend on the element.
 
+Ids and loop variables (indices of `generate` at every level, elements of
+ranges that start below zero, the steps of `seqConcat`, `seqfor` and `foldl`
+over a range) go below zero and are divided, compared, shifted, converted
+and used as indices there (work-item ids are unsigned in OpenCL, FCL's are
+ints); one result in eight is a grid's ids so.
+
 Sizes stay small (the evaluator is an interpreter).  Indexing is kept in
 range where the generator can see the length; where it cannot (an empty
-array), the evaluator reports an error and the case is skipped.
+array), the evaluator reports an error.  Some cases make it report one on
+purpose: parts whose length is not `concat`'s, `interleave` positions outside
+the result, written twice or never, divisors that are zero for some data or
+at one id, lengths below zero for some arguments.  The compiled program must
+then report a located run-time error too (fcl/fuzz/worker.py).
 """
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 
 from fcl.hw import LEVEL_KEYWORDS
@@ -85,6 +100,9 @@ class Gen:
         self.doubles = doubles
         self.features: set[str] = set()
         self.chain_ends: list[str] = []     # top-level ints the result must use (chains, lets, digests)
+        self.ids: set[str] = set()          # int names bound to positions: indices, loop counters, range elements
+        self.helpers: dict[str, str] = {}   # top-level declarations the entry calls, in order of first use
+        self.sigs = rng.random() < 0.7      # helpers with a `sig` (else their types are inferred)
 
     # -- helpers
 
@@ -110,6 +128,33 @@ class Gen:
 
     def vars_of(self, env, ty):
         return [n for n, t in env.items() if t == ty]
+
+    # -- top-level declarations the entry calls
+
+    HELPERS = {
+        "off": (None, "val off = 5"),
+        "half": ("int -> int", "fun half x = (x - 7) / 2"),
+        "place": ("forall 'a. <lvl> -> int -> [['a]<lvl>] -> ['a]<1+lvl>",
+                  "fun place <lvl> n parts = concat n parts"),
+        "weave": ("forall 'a. <lvl> -> int -> [['a]<lvl>] -> ['a]<1+lvl>",
+                  "fun weave <lvl> n parts = interleave n (fn ij => snd ij * lengthPull parts + fst ij) parts"),
+        "pushAt": ("forall 'a. <lvl> -> ['a] -> ['a]<lvl>", "fun pushAt <lvl> arr = push <lvl> arr"),
+        "forceAt": ("forall 'a. <lvl> -> ['a] -> ['a]", "fun forceAt <lvl> arr = force (push <lvl> arr)"),
+        "ramp": ("<lvl> -> int -> [int]<lvl>",
+                 "fun ramp <lvl> n = push <lvl> (generate n (fn i => (i - 3) / 2 + (i - 7) % 3))"),
+    }
+
+    def helper(self, name: str) -> str:
+        """The name of a top-level declaration (added on first use); those with level
+        parameters are applied at every level the generator reaches."""
+        if name not in self.helpers:
+            sig, text = self.HELPERS[name]
+            self.helpers[name] = (f"sig {name} : {sig}\n" if sig and self.sigs else "") + text + "\n"
+            self.features.add(f"helper {name}")
+        return name
+
+    def declarations(self) -> str:
+        return "".join(self.helpers.values())
 
     # -- scalars
 
@@ -152,8 +197,69 @@ class Gen:
             (1 if lvl < GRID and arrays else 0, lambda: self.literal_pick(env, "int", d, lvl)),
             (0.5, lambda: self.let_chain(env, lvl)),
             (4 if self.data_ints(env) else 0, lambda: self.data_op(env, d, lvl)),
+            (5 if self.id_names(env) else 0, lambda: self.id_op(env, d, lvl)),
         ]
         return self.pick(options)
+
+    def id_names(self, env) -> list[str]:
+        return [n for n, t in env.items() if t == "int" and n in self.ids]
+
+    def id_minus(self, env, v=None) -> str:
+        """An id or loop variable moved below zero: `(i - 7)`, `(3 - i)`, `((-1) + i)`."""
+        v = v or self.r.choice(self.id_names(env))
+        c = self.r.choice(["1", "2", "3", "5", "7", "10", "(#WarpSize / 2)", "off"])
+        if c == "off":
+            c = self.helper("off")
+        elif c.isdigit() and self.r.random() < 0.25:
+            return f"((-{c}) + {v})"
+        return f"({c} - {v})" if self.r.random() < 0.25 else f"({v} - {c})"
+
+    def id_op(self, env, depth, lvl, safe: bool = False, v=None) -> str:
+        """Arithmetic that goes negative on ids and loop variables (an id computed in an
+        unsigned type gives huge values, wrong rounding, comparisons that never hold):
+        `/`, `%`, `div`, `mod` and shifts of it, comparisons of it, conversions of it, an
+        index from it; unless `safe`, now and then a divisor that is zero at one id."""
+        b = self.id_minus(env, v)
+        kind = self.r.choice(["div", "div", "cmp", "cmp", "conv", "misc", "index", "helper"]
+                             + ([] if safe else ["zero"]))
+        self.features.add(f"id {kind}")
+        if kind == "div":
+            return f"({b} {self.r.choice(['/', '%', 'div', 'mod'])} {self.r.choice(['2', '3', '4', '(-2)', '7'])})"
+        if kind == "cmp":
+            cmp = f"{b} {self.r.choice(['<', '<', '<=', '>', '>='])} {self.r.choice(['0', '0', '(-1)', '2'])}"
+            if self.r.random() < 0.4:
+                return f"b2i ({cmp})"
+            return f"(if {cmp} then {self.int_(env, depth, lvl)} else {self.int_(env, depth, lvl)})"
+        if kind == "conv":
+            if self.doubles and self.r.random() < 0.5:
+                return self.r.choice([f"d2i (i2d {b} * 0.5)", f"d2i (floor (i2d {b} / 4.0))"])
+            return self.r.choice([f"f2i (i2f {b} * 0.5f)", f"f2i (floor (i2f {b} / 4.0f))", f"f2i (i2f {b})"])
+        if kind == "misc":
+            return self.r.choice([f"({b} >> 1)", f"min {b} 0", f"abs {b}", f"max {b} (-3)", f"({b} * 3)",
+                                  f"(3 << ({b} & 31))", f"({b} << ({b} + 12))"])
+        if kind == "index":
+            arrays = self.vars_of(env, "[int]")
+            if arrays:
+                a = self.r.choice(arrays)
+                n = f"lengthPull {a}"       # a truncating remainder, made non-negative
+                return f"(if {n} > 0 then index {a} ((({b} mod {n}) + {n}) % {n}) else {b})"
+            return f"({b} mod 5)"
+        if kind == "helper":
+            return f"{self.helper('half')} {self.atom(b)}"
+        a = self.datum(env) if self.data_ints(env) and self.r.random() < 0.5 else self.atom(self.int_(env, depth, lvl))
+        self.features.add("zero divisor")
+        return f"({a} {self.r.choice(['/', '%', 'div', 'mod'])} {b})"
+
+    def id_body(self, env, ty, depth, v) -> str:
+        """The body of a function of the id v (a scalar of `ty`) that uses v in arithmetic
+        that goes negative."""
+        e = {**env, v: "int"}
+        used = self.id_op(e, depth, THREAD, v=v)
+        if ty == "double":
+            used = f"i2d {self.atom(used)}"
+        if self.r.random() < 0.5:
+            return used
+        return f"{self.atom(used)} {self.r.choice(['+', '-'])} {self.atom(self.scalar(e, ty, depth, THREAD))}"
 
     def data_ints(self, env) -> list[str]:
         """Int scalars whose values only the device knows: names bound to elements,
@@ -179,6 +285,9 @@ class Gen:
         if kind == "div":
             divisor = self.r.choice([f"({b} | 1)", f"(if {b} == 0 then (-3) else {b})", f"(({b} % 5) - 7)",
                                      f"(0 - (({b} & 7) + 1))"])
+            if self.r.random() < 0.15:      # a divisor that is zero for some data
+                divisor = self.r.choice([b, f"({b} % 5)", f"({b} & 3)"])
+                self.features.add("zero divisor")
             return f"({a} {self.r.choice(['/', '%', '%', 'div', 'mod'])} {divisor})"
         if kind == "abs":
             return self.r.choice([f"abs ({a} % {self.r.choice([2, 3, 4])})", f"abs ({a} - {b})",
@@ -249,7 +358,11 @@ class Gen:
     def fold(self, env, ty, depth, lvl) -> str:
         a, x = self.fresh("acc"), self.fresh("x")
         elem = self.elem_type()
-        arr = self.pull(env, elem, depth, lvl, False)
+        if elem == "int" and self.r.random() < 0.3:     # a loop variable that starts below zero
+            self.ids.add(x)
+            arr = self.range_(env, lvl)
+        else:
+            arr = self.pull(env, elem, depth, lvl, False)
         inner = {**env, a: ty, x: elem}
         step = self.scalar(inner, ty, depth, THREAD)
         if self.r.random() < 0.5:     # keep the accumulator in the loop
@@ -328,10 +441,12 @@ class Gen:
 
     # -- sizes
 
-    def size(self, env, depth, lvl) -> str:
+    def size(self, env, depth, lvl, negative: bool = True) -> str:
+        """A length; unless not `negative`, now and then one below zero for some arguments."""
         arrays = [n for n, t in env.items() if t.startswith("[")]
         a = self.r.choice(arrays) if arrays else None
         options = [
+            (1.5 if negative else 0, lambda: self.negative_size(env, a)),
             (4, lambda: str(self.r.choice([0, 1, 2, 3, 4, 5, 7, 8, 13, 16, 31, 33]))),
             (2 if a else 0, lambda: f"lengthPull {a}"),
             (2 if a else 0, lambda: f"(lengthPull {a} / {self.r.choice([2, 3])})"),
@@ -343,6 +458,12 @@ class Gen:
             (1, lambda: self.r.choice(["#WarpSize", "(#WarpSize + 1)", "(#BlockSize / 2)"])),
         ]
         return self.pick(options)
+
+    def negative_size(self, env, a) -> str:
+        self.features.add("negative length")
+        if a and self.r.random() < 0.6:
+            return f"(lengthPull {a} - {self.r.choice([3, 10, 40])})"
+        return self.r.choice(["(k - 5)", "(3 - k)", "(#WarpSize - 4)"]) if "k" in env else "(4 - #WarpSize)"
 
     # -- pull arrays
 
@@ -369,6 +490,7 @@ class Gen:
             (2, lambda: f"force {self.atom(self.push(env, ty, d, lvl, top, self.level_upto(lvl, top)))}"),
             (1 if lvl >= WARP or lvl == THREAD else 0, lambda: self.while_(env, ty, d, lvl, top)),
             (0.4 if ty == "int" else 0, lambda: self.map_chain(env, lvl, top)),
+            (1.5, lambda: self.map_range(env, ty, d, lvl)),
         ]
         return self.pick(options)
 
@@ -377,11 +499,32 @@ class Gen:
         hi = lvl if (lvl < GRID or top) else BLOCK
         return self.r.randint(0, hi) if self.r.random() < 0.5 else hi
 
+    def id_fn(self, env, ty, depth, base: str, p: float) -> str:
+        """`fn i => body` whose parameter is an id (an index, an element of a range); with
+        probability p the body uses it in arithmetic that goes negative."""
+        i = self.fresh(base)
+        self.ids.add(i)
+        if self.r.random() < p:
+            return f"fn {i} => {self.id_body(env, ty, depth, i)}"
+        return f"fn {i} => {self.scalar({**env, i: 'int'}, ty, depth, THREAD)}"
+
     def gen_array(self, env, ty, depth, lvl) -> str:
-        i = self.fresh("i")
-        body = self.scalar({**env, i: "int"}, ty, depth, THREAD)
+        fn = self.id_fn(env, ty, depth, "i", 0.5)
         self.features.add("generate")
-        return f"generate {self.atom(self.size(env, depth, lvl))} (fn {i} => {body})"
+        return f"generate {self.atom(self.size(env, depth, lvl))} ({fn})"
+
+    def range_(self, env, lvl, n=None) -> str:
+        """`range (-c) ((-c) + n)` (n + 1 elements from -c), now and then `iota n`."""
+        n = n or self.size(env, 0, lvl, negative=False)
+        if self.r.random() < 0.2:
+            return f"iota {self.atom(n)}"
+        c = self.r.choice([1, 1, 2, 3, 7])
+        self.features.add("negative range")
+        return f"range (-{c}) ((-{c}) + {self.atom(n)})"
+
+    def map_range(self, env, ty, depth, lvl) -> str:
+        """mapPull over a range that starts below zero: its elements are ids moved down."""
+        return f"mapPull ({self.id_fn(env, ty, depth, 'z', 0.6)}) ({self.range_(env, lvl)})"
 
     def map_pull(self, env, ty, depth, lvl, top) -> str:
         src = self.elem_type()
@@ -435,11 +578,15 @@ class Gen:
         self.features.add(f"while {LEVELS[level]}")
         L = LEVELS[level]
         form = self.r.random() if form is None else form
+        self.ids.add(i)
+        # the step's index in arithmetic that goes negative (never zero divisors: the
+        # loop must end)
+        extra = f" + {self.atom(self.id_op({**env, i: 'int'}, 0, THREAD, safe=True))}" if self.r.random() < 0.4 else ""
         if form < 0.2:      # each step one shorter, while the data says so: a length only the device knows
             bound = self.r.choice([5, 10, 30])
             self.features.add("while shrinking")
             out = (f"while (fn {a} => lengthPull {a} > 0 && index {a} 0 < {bound}) "
-                   f"(fn {a} => push <{L}> (generate (lengthPull {a} - 1) (fn {i} => index {a} ({i} + 1) + 1))) "
+                   f"(fn {a} => push <{L}> (generate (lengthPull {a} - 1) (fn {i} => index {a} ({i} + 1) + 1{extra}))) "
                    f"(push <{L}> {self.atom(init)})")
         elif form < 0.6:
             limit = self.r.choice([1, 2, 3, 5])
@@ -447,7 +594,7 @@ class Gen:
             comb = (f"max (index {a} (2 * {i})) (index {a} (2 * {i} + 1))" if op == "max"
                     else f"index {a} (2 * {i}) {op} index {a} (2 * {i} + 1)")
             out = (f"while (fn {a} => lengthPull {a} > {limit}) "
-                   f"(fn {a} => push <{L}> (generate (lengthPull {a} / 2) (fn {i} => {comb}))) "
+                   f"(fn {a} => push <{L}> (generate (lengthPull {a} / 2) (fn {i} => {comb}{extra}))) "
                    f"(push <{L}> {self.atom(init)})")
         else:
             bound = self.r.choice([8, 20, 40])
@@ -468,6 +615,7 @@ class Gen:
         q = lambda: self.push(env, ty, d, lvl, False, level)  # noqa: E731
         options = [
             (3, lambda: f"push <{LEVELS[level]}> {self.atom(self.pull(env, ty, d, lvl, top))}"),
+            (0.5, lambda: f"{self.helper('pushAt')} <{LEVELS[level]}> {self.atom(self.pull(env, ty, d, lvl, top))}"),
             (4 if level > THREAD else 0, lambda: self.parts(env, ty, d, lvl, top, level)),
             (1, lambda: f"mapPush (fn {(x := self.fresh('x'))} => "
                         f"{self.scalar({**env, x: 'int'}, ty, d, THREAD)}) "
@@ -478,6 +626,7 @@ class Gen:
                         f"{self.atom(self.push(env, ty, d, lvl, top, level))}"),
             (1, lambda: f"(if {self.bool_(env, d, lvl)} then {q()} else {q()})"),
             (2, lambda: self.let_in(env, d, lvl, top, lambda e2: self.push(e2, ty, d, lvl, top, level), ty, True)),
+            (1 if level == THREAD else 0, lambda: self.seqfor(env, ty, d, lvl, self.size(env, 0, lvl), None)),
         ]
         return self.pick(options)
 
@@ -492,16 +641,54 @@ class Gen:
                 arr = self.while_(env, ty, depth, lvl, top, form=0.0)
             return (f"(let {src} = {arr} in concat 0 "
                     f"(mapPull (fn {p} => push <{LEVELS[level - 1]}> (take 0 {p})) (splitUp {m} {src})))")
-        part = self.part({**env, p: f"[{ty}]"}, ty, depth, level - 1, p, m)
+        interleaved = self.r.random() < 0.3
+        comb = self.combiner("interleave", "weave", level) if interleaved else self.combiner("concat", "place", level)
+        penv = {**env, p: f"[{ty}]"}
+        if self.r.random() < 0.07:
+            part = self.bad_part(penv, ty, depth, level - 1, p, m)
+        elif comb.startswith(("place", "weave")) and level - 1 > THREAD and m > 1 and self.r.random() < 0.6:
+            # the helper again one level down: `place <block> m (... place <warp> m2 ...)`
+            part = self.subparts(penv, ty, depth, level - 1, p, m, [k for k in (1, 2, 4, 8) if m % k == 0 and k < m])
+        else:
+            part = self.part(penv, ty, depth, level - 1, p, m)
         self.features.add(f"concat {LEVELS[level]}")
-        if self.r.random() < 0.7:
-            return (f"(let {src} = {arr} in concat {m} "
-                    f"(mapPull (fn {p} => {part}) (splitUp {m} {src})))")
+        if not interleaved:
+            return f"(let {src} = {arr} in {comb} {m} (mapPull (fn {p} => {part}) (splitUp {m} {src})))"
         ij = self.fresh("ij")
         self.features.add(f"interleave {LEVELS[level]}")
-        return (f"(let {src} = {arr} in interleave {m} "
-                f"(fn {ij} => snd {ij} * (lengthPull {src} / {m}) + fst {ij}) "
+        weave = comb
+        if weave.startswith("weave") and self.r.random() < 0.9:
+            return (f"(let {src} = {arr} in {weave} {m} "
+                    f"(mapPull (fn {p} => {part}) (splitUp {m} {src})))")
+        count = f"(lengthPull {src} / {m})"
+        place = f"snd {ij} * {count} + fst {ij}"
+        if self.r.random() < 0.15:      # positions outside the result, written twice, or holes
+            self.features.add("bad interleave")
+            place = self.r.choice([f"{place} + 1", f"fst {ij}", f"snd {ij} * ({count} + 1) + fst {ij}",
+                                   f"({place}) / 2", f"({place}) - 1", f"snd {ij} + fst {ij}"])
+        return (f"(let {src} = {arr} in interleave {m} (fn {ij} => {place}) "
                 f"(mapPull (fn {p} => {part}) (splitUp {m} {src})))")
+
+    def combiner(self, prim: str, helper: str, level: int) -> str:
+        """`concat` (`interleave`), or the helper with a level parameter that is it,
+        applied at the parts' level: `place <warp>`, `place <block>`."""
+        if helper in self.helpers and self.r.random() < 0.7 or self.r.random() < 0.2:
+            return f"{self.helper(helper)} <{LEVELS[level - 1]}>"
+        return prim
+
+    def bad_part(self, env, ty, depth, level, p, m) -> str:
+        """A part whose length is not the part length m: statically (one more or one
+        less) or by the data; the evaluator reports it, the compiled program must too."""
+        self.features.add("bad part length")
+        L, i = LEVELS[level], self.fresh("i")
+        kind = self.r.random()
+        if kind < 0.4:
+            n = self.r.choice([m + 1, m + 5] + ([m - 1] if m > 1 else []))
+            return f"push <{L}> (generate {n} ({self.id_fn(env, ty, depth, 'i', 0.5)}))"
+        if kind < 0.6 and m > 1:
+            return f"push <{L}> (take {m - 1} {self.atom(self.same_length(env, ty, depth, level, p, m))})"
+        n = self.r.choice([f"(if index {p} 0 > 0 then {m} else {m + 1})", f"({m} - b2i (index {p} 0 == 0))"])
+        return f"push <{L}> (generate {n} (fn {i} => index {p} ({i} % {m})))"
 
     def part(self, env, ty, depth, level, p, m) -> str:
         """A `level` push array of exactly m elements, from part `p` (m elements)."""
@@ -521,6 +708,12 @@ class Gen:
             (2 if level == BLOCK and m > 1 else 0, lambda: self.warps_if_force(env, ty, d, p, m)),
             (4 if level in (WARP, BLOCK) and m > 1 else 0, lambda: self.force_read_back(env, ty, d, level, p, m)),
             (2, lambda: self.seq_part(env, ty, d, level, p, m)),
+            (1 if level == THREAD else 0, lambda: self.seqfor(env, ty, d, level, str(m), p)),
+            (0.7, lambda: f"{self.helper('pushAt')} <{LEVELS[level]}> "
+                          f"{self.atom(self.same_length(env, ty, d, level, p, m))}"),
+            (0.7 if ty == "int" else 0,
+             lambda: f"zipWithPush (fn {(x := self.fresh('x'))} => fn {(y := self.fresh('y'))} => "
+                     f"{x} {self.r.choice(['+', '-', '^'])} {y}) {p} ({self.helper('ramp')} <{LEVELS[level]}> {m})"),
         ]
         return self.pick(options)
 
@@ -531,6 +724,7 @@ class Gen:
         step that overwrites the previous one's local memory early) changes the result."""
         m2 = self.r.choice([k for k in (1, 2, 3, 4, 8) if m % k == 0 and k < m] or [m])
         s, i, j, q = self.fresh("s"), self.fresh("i"), self.fresh("j"), self.fresh("q")
+        self.ids.add(i)
         inner_env = {**env, s: ty, i: "int", q: f"[{ty}]"}
         part = self.part(inner_env, ty, depth, level, q, m2)
         op = self.r.choice(["+", "-"]) if ty == "double" else self.r.choice(["+", "-", "^"])
@@ -539,6 +733,20 @@ class Gen:
         self.features.add(f"seqConcat {LEVELS[level]}")
         return (f"seqConcat {m2} {m // m2} {self.atom(init)} (fn {s} => fn {i} => "
                 f"let {q} = generate {m2} (fn {j} => index {p} ({i} * {m2} + {j})) in ({nxt}, {part}))")
+
+    def seqfor(self, env, ty, depth, lvl, n, p) -> str:
+        """A thread's `seqfor` of n elements: a state carried from step to step, the step
+        counter in arithmetic that goes negative; element i reads p's element i."""
+        s, i = self.fresh("s"), self.fresh("i")
+        self.ids.add(i)
+        inner = {**env, s: ty, i: "int"}
+        elem = self.scalar(inner, ty, depth, THREAD)
+        if p is not None:
+            elem = f"index {p} {i} {self.r.choice(['+', '-'])} {self.atom(elem)}"
+        op = self.r.choice(["+", "-"]) if ty == "double" else self.r.choice(["+", "-", "^"])
+        nxt = f"{s} {op} {self.atom(self.scalar(inner, ty, depth, THREAD))}"
+        self.features.add("seqfor")
+        return f"seqfor {self.atom(n)} {self.atom(self.scalar(env, ty, 0, lvl))} (fn {s} => fn {i} => ({nxt}, {elem}))"
 
     def force_read_back(self, env, ty, depth, level, p, m) -> str:
         """A part forced at its own level (warp: one slice of local memory per warp; block:
@@ -549,8 +757,7 @@ class Gen:
         L = LEVELS[level]
         value = self.same_length(env, ty, depth, level, p, m)
         if self.r.random() < 0.3:
-            value = f"generate {m} (fn {i} => {self.scalar({**env, i: 'int'}, ty, depth, THREAD)})"
-            i = self.fresh("i")
+            value = f"generate {m} ({self.id_fn(env, ty, depth, 'i', 0.4)})"
         op = self.r.choice(["+", "-"]) if ty == "double" else self.r.choice(["+", "-", "^"])
         s = self.r.randint(1, m - 1)
         body = f"index {f} ({m} - 1 - {i}) {op} index {f} (({i} + {s}) % {m})"
@@ -601,7 +808,7 @@ class Gen:
         inner = self.part({**env, q: f"[{ty}]"}, ty, depth, level - 1, q, m2)
         self.features.add(f"concat {LEVELS[level]}")
         src = self.atom(self.same_length(env, ty, depth, level, p, m))
-        return f"concat {m2} (mapPull (fn {q} => {inner}) (splitUp {m2} {src}))"
+        return f"{self.combiner('concat', 'place', level)} {m2} (mapPull (fn {q} => {inner}) (splitUp {m2} {src}))"
 
     def same_length(self, env, ty, depth, lvl, p, m) -> str:
         """A pull array as long as p (m elements)."""
@@ -614,13 +821,14 @@ class Gen:
             (3, lambda: f"mapPull (fn {x} => {self.scalar({**env, x: ty}, ty, d, THREAD)}) "
                         f"{self.atom(self.same_length(env, ty, d, lvl, p, m))}"),
             (1, lambda: f"reverse {self.atom(self.same_length(env, ty, d, lvl, p, m))}"),
-            (2, lambda: f"generate {self.r.choice([str(m), f'(lengthPull {p})'])} "
-                        f"(fn {i} => {self.scalar({**env, i: 'int'}, ty, d, THREAD)})"),
+            (2, lambda: f"generate {self.r.choice([str(m), f'(lengthPull {p})'])} ({self.id_fn(env, ty, d, 'i', 0.4)})"),
             (1, lambda: f"zipWith (fn {x} => fn {y} => {self.scalar({**env, x: ty, y: ty}, ty, d, THREAD)}) "
                         f"{self.atom(self.same_length(env, ty, d, lvl, p, m))} {p}"),
             (1, lambda: f"(if {self.bool_(env, d, lvl)} then {self.same_length(env, ty, d, lvl, p, m)} "
                         f"else {self.same_length(env, ty, d, lvl, p, m)})"),
             (1, lambda: f"force {self.atom(self.part_push(env, ty, d, lvl, p, m))}"),
+            (0.4, lambda: f"{self.helper('forceAt')} <{LEVELS[self.r.randint(0, lvl)]}> "
+                          f"{self.atom(self.same_length(env, ty, d, lvl, p, m))}"),
         ]
         return self.pick(options)
 
@@ -673,20 +881,42 @@ class Gen:
             return f"let {v} = {value}\n  in {self.top(env2, depth)}"
         ty = self.elem_type()
         kind = self.r.choice(["push", "push", "push", "pull", "scalar"])
-        if kind == "push":
+        if kind != "scalar" and self.r.random() < 0.15:
+            out = self.grid_ids(env, ty, depth, kind)
+        elif kind == "push":
             out = self.push(env, ty, depth, GRID, True, GRID)
         elif kind == "pull":
             out = self.pull(env, ty, depth, GRID, True)
         else:
             out = self.scalar(env, ty, depth, GRID)
-        if not self.chain_ends:
-            return out
-        used = " + ".join(self.atom(u) for u in self.chain_ends)
-        used = f"i2d ({used})" if ty == "double" else f"({used})"
-        if kind == "scalar":
-            return f"{self.atom(out)} + {used}"
-        x = self.fresh("x")
-        return f"{'mapPush' if kind == 'push' else 'mapPull'} (fn {x} => {x} + {used}) {self.atom(out)}"
+        if self.chain_ends:
+            used = " + ".join(self.atom(u) for u in self.chain_ends)
+            used = f"i2d ({used})" if ty == "double" else f"({used})"
+            if kind == "scalar":
+                return f"{self.atom(out)} + {used}"
+            x = self.fresh("x")
+            out = f"{'mapPush' if kind == 'push' else 'mapPull'} (fn {x} => {x} + {used}) {self.atom(out)}"
+        if ty == "int" and kind != "scalar" and self.r.random() < 0.12:
+            # a result of floats (doubles): an int computed in another type shows as such
+            z = self.fresh("z")
+            conv = "i2d" if self.doubles and self.r.random() < 0.5 else "i2f"
+            self.features.add("converted result")
+            out = f"{'mapPush' if kind == 'push' else 'mapPull'} (fn {z} => {conv} {z}) {self.atom(out)}"
+        return out
+
+    def grid_ids(self, env, ty, depth, kind) -> str:
+        """A result whose elements are work-items' global ids in arithmetic that goes
+        negative: `push <grid> (generate 9 (fn i => (i - 7) / 2))`,
+        `mapPull (fn z => ...) (range (-1) ((-1) + 9))` (work-item ids are unsigned in
+        OpenCL; FCL's are ints)."""
+        self.features.add("grid ids")
+        n = str(self.r.choice([1, 2, 3, 5, 8, 9, 13, 16, 31, 33, 100])) if self.r.random() < 0.7 \
+            else self.size(env, 0, GRID, negative=False)
+        if self.r.random() < 0.5:
+            out = f"generate {self.atom(n)} ({self.id_fn(env, ty, depth, 'i', 1.0)})"
+        else:
+            out = f"mapPull ({self.id_fn(env, ty, depth, 'z', 1.0)}) ({self.range_(env, GRID, n)})"
+        return f"push <grid> ({out})" if kind == "push" else out
 
     def top_chain(self, env, depth) -> str:
         """Lets at the kernel's top, each using the previous value twice or more; the
@@ -724,7 +954,9 @@ def generate_case(seed: int) -> Case:
     depth = r.choice([3, 4, 5, 6])
     body = g.top(env, depth)
     name = r.choice(AWKWARD_NAMES) if r.random() < 0.04 else f"f{seed}"
-    source = f"fun {name} {' '.join(params)} =\n  {body}\n"
+    source = f"{g.declarations()}fun {name} {' '.join(params)} =\n  {body}\n"
+    if any(len(set(re.findall(rf"\b{h} <(\w+)>", body))) > 1 for h in g.helpers):
+        g.features.add("helper at several levels")
     warp, block = r.choice(HARDWARE)
     groups = r.choice([1, 2, 3, 5, 1024, 1024])
     n = r.choice([0, 1, 2, 3, 5, 7, 8, 16, 31, 32, 33, 64, 100, 129, 200])

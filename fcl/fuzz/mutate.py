@@ -8,12 +8,28 @@ deleted, duplicated or swapped with its neighbour; a bracket dropped).
 `check_mutant(text)` runs the front end, the evaluator and the lowering on
 it and returns None when every problem is a located FCLError, else a
 description of the traceback or internal error.
+
+PLANTED are one-operator bugs of the compiler, to measure what the
+differential tester finds (docs/fuzzing.md, "Planted one-operator
+mutations"):
+
+    python -m fcl.fuzz.mutate --list
+    python -m fcl.fuzz.mutate NAME DIR     # plant NAME in the copy of the source tree at DIR
+
+Plant them only in a throwaway copy (`git worktree add --detach /tmp/fclwt
+HEAD`), then run `python -m fcl.fuzz --seeds 0:210 --stop -j 1` there: the
+first failing seed plus one is the number of seeds it takes.  A mutation
+whose text is no longer in its file (the code moved on) is an error, never a
+silent no-op.
 """
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import random
 import re
+import sys
+from pathlib import Path
 
 from fcl.fuzz.minimize import replace_at, subexprs
 from fcl.hw import LEVEL_KEYWORDS
@@ -168,3 +184,58 @@ def check_examples(paths, count: int, seed: int = 0, jobs: int = 2) -> tuple[int
 
 def _check_one(job):
     return check_mutant(job[1])
+
+
+# ---------------------------------------------------------------- planted compiler bugs
+
+# name: (file, what it is, the text, the text planted in its place)
+PLANTED = {
+    "mod-floors": ("fcl/codegen/opencl.py", "floor instead of truncating `%` in fcl_mod",
+                   "(b == 0 || b == -1) ? 0 : a % b;",
+                   "(b == 0 || b == -1) ? 0 : (a % b != 0 && (a % b < 0) != (b < 0) ? a % b + b : a % b);"),
+    "warp-slices": ("fcl/codegen/lower.py", "overlapping warp slices (`wid * (n - 1)`) in placement",
+                    'return rec, K.mul(K.HwId("int", "wid"), n)',
+                    'return rec, K.mul(K.HwId("int", "wid"), K.sub(n, K.cint(1)))'),
+    "abs-off-by-one": ("fcl/codegen/opencl.py", "`a < -1` for `a < 0` in fcl_abs",
+                       "fcl_abs(int a) {{ return a < 0 ?", "fcl_abs(int a) {{ return a < -1 ?"),
+    "no-block-barrier": ("fcl/codegen/lower.py", "no barrier after a block-level force (`level < BLOCK`) in sync",
+                         "if level >= WARP and level <= BLOCK:", "if level >= WARP and level < BLOCK:"),
+    "shift-4-bits": ("fcl/codegen/opencl.py", "shift counts masked to 4 bits (`b & 15`) in fcl_shl",
+                     "(uint)a << (b & 31)", "(uint)a << (b & 15)"),
+    "concat-overlap": ("fcl/codegen/lower.py", "overlapping parts of a concat (`p * (n - 1) + j`)",
+                       "lambda c, p, j: K.add(K.mul(p, n.e), j)",
+                       "lambda c, p, j: K.add(K.mul(p, K.sub(n.e, K.cint(1))), j)"),
+}
+
+
+def plant(name: str, root: Path) -> None:
+    path, _, old, new = PLANTED[name]
+    file = root / path
+    text = file.read_text()
+    if text.count(old) != 1:
+        raise SystemExit(f"{file}: the text of mutation {name!r} occurs {text.count(old)} times, not once: "
+                         f"{old!r}")
+    file.write_text(text.replace(old, new))
+
+
+def plant_main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m fcl.fuzz.mutate",
+                                 description="Plant a one-operator compiler bug in a throwaway copy of the source.")
+    ap.add_argument("--list", action="store_true", help="list the mutations")
+    ap.add_argument("name", nargs="?", choices=sorted(PLANTED))
+    ap.add_argument("root", nargs="?", type=Path, help="the root of a throwaway copy of the source tree")
+    args = ap.parse_args(argv)
+    if args.list or not args.name:
+        for name, (path, what, _, _) in PLANTED.items():
+            print(f"{name:18} {path:24} {what}")
+        return 0
+    if args.root is None:
+        ap.error("give the root of a throwaway copy (git worktree add /tmp/fclwt HEAD)")
+    if (args.root / ".git").is_dir():
+        ap.error(f"{args.root} is a main checkout; plant in a throwaway worktree")
+    plant(args.name, args.root)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(plant_main())

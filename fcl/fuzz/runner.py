@@ -8,8 +8,9 @@ evaluation alone exceeds the limit is `slow` (skipped, not a bug).  With
 `emulate=True` a case that agrees also runs on the kernel-IR interpreter
 (divergent barriers, out-of-bounds accesses).
 
-Verdicts: `ok`, `skip` (the evaluator reports an error, or is too slow) and
-`refused` (a located compile-time error) pass; `invalid` (the generator made
+Verdicts: `ok` (the same value), `error` (the evaluator and the compiled
+program both report a located run-time error), `refused` (a located
+compile-time error) and `skip`/`slow` (the evaluator is too slow) pass; `invalid` (the generator made
 an ill-typed program), `crash` (internal error or traceback), `unlocated`
 (an error without a position), `mismatch`, `oclgrind`, `emulator`, `bloat`
 (an OpenCL source over the worker's SOURCE_LIMIT), `died` and `hang` are
@@ -28,7 +29,7 @@ from dataclasses import asdict
 
 from fcl.fuzz.gen import Case
 
-PASSING = ("ok", "skip", "refused", "slow")
+PASSING = ("ok", "error", "refused", "skip", "slow")
 
 
 class Runner:

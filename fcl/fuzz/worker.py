@@ -7,9 +7,14 @@ process so that a segfaulting OpenCL driver or a hang costs one case only.
 Under Oclgrind (`--oclgrind`) every pyopencl buffer is kept alive (see
 tests/test_oclgrind.py) and the log's growth during a case is its verdict.
 
-A run-time error of the compiled program (a bounds check, a while that
-does not end on the device) where the evaluator gave a value is a `mismatch`:
-only compile-time errors are refusals.  Two more checks on a case that agrees: its OpenCL source stays under
+A compiled program gives the evaluator's value or the evaluator's located
+run-time error.  So a run-time error of the compiled program (a bounds
+check, a while that does not end on the device) where the evaluator gives a
+value is a `mismatch`, and so is a value where the evaluator reports a
+run-time error (division by zero, a part of the wrong length, a negative
+length...); where both report one the verdict is `error` (it passes; the
+detail says whether the two messages are of the same class).  A located
+compile-time error is a refusal either way.  Two more checks on a case that agrees: its OpenCL source stays under
 SOURCE_LIMIT characters (code that grows exponentially is `bloat`), and with
 `"emulate": true` the compiled plan also runs on the kernel-IR interpreter
 (fcl.runtime.emulate), which finds what a CPU device forgives: barriers that
@@ -57,9 +62,25 @@ def located(e) -> bool:
     return e.span is not None and e.span.source is not NO_SOURCE
 
 
+# the kinds of run-time error, by message (the device need not report the same error as
+# the evaluator when there are several: it runs the elements in another order)
+ERROR_CLASSES = (("division by zero", "division by zero"), ("out of range", "index out of range"),
+                 ("concat", "part length"), ("interleave", "interleave position"),
+                 ("must not be negative", "negative length"), ("is negative", "negative length"),
+                 ("never written", "position never written"), ("terminat", "while that does not end"),
+                 ("while ran", "while that does not end"))
+
+
+def error_class(message: str) -> str:
+    for key, name in ERROR_CLASSES:
+        if key in message:
+            return name
+    return "other"
+
+
 def run_case(case: dict, device: str | None) -> dict:
     import fcl
-    from fcl.errors import CompilerBug, EvalError, FCLError, ParseError, TypeCheckError
+    from fcl.errors import CompileError, CompilerBug, EvalError, FCLError, ParseError, TypeCheckError
     from fcl.program import value_type
     from fcl.values import format_value, parse_arg, values_equal
 
@@ -71,22 +92,33 @@ def run_case(case: dict, device: str | None) -> dict:
         return {"status": "invalid", "detail": e.render()}
     values = [parse_arg(a, position=k + 1) for k, a in enumerate(case["args"])]
     phase("eval")
+    failure = None          # the evaluator's run-time error, which the compiled program must report too
     try:
         expected = prog.evaluate(case["entry"], *values, **hw)
     except EvalError as e:
-        return {"status": "skip", "detail": e.message}
+        failure = e
     except FCLError as e:
         return {"status": "skip", "detail": e.render()}
     except RecursionError:
         return {"status": "skip", "detail": "evaluator recursion"}
     phase("compile")
+    running = False
     try:
         kernel = prog.compile(case["entry"], device=device, **hw)
         kernel.specialise(tuple(value_type(v) for v in prog.coerce(case["entry"], list(values))))
         phase("run")
+        running = True
         try:
             actual = kernel(*values)
         except EvalError as e:
+            if failure is not None:
+                if not located(e):
+                    return {"status": "unlocated", "detail": f"the evaluator reports {failure.render()}\n"
+                                                             f"the compiled program {e.render()}"}
+                same = error_class(e.message) == error_class(failure.message)
+                return {"status": "error",
+                        "detail": f"both report a run-time error ({'same class' if same else 'classes differ'}): "
+                                  f"evaluator: {failure.message}; compiled: {e.message}"}
             # the evaluator gave a value: a run-time error of the compiled program (a bounds
             # check, a while that does not end) is a disagreement, not a refusal
             return {"status": "mismatch", "detail": f"the compiled program reports an error, the evaluator "
@@ -94,12 +126,19 @@ def run_case(case: dict, device: str | None) -> dict:
     except CompilerBug as e:
         return {"status": "crash", "detail": f"internal compiler error: {e}"}
     except FCLError as e:
-        if located(e):
-            return {"status": "refused", "detail": e.render()}
-        return {"status": "unlocated", "detail": e.render()}
+        if not located(e):
+            return {"status": "unlocated", "detail": e.render()}
+        if failure is not None and running and not isinstance(e, CompileError):
+            return {"status": "mismatch", "detail": f"the compiled program reports {type(e).__name__} "
+                                                    f"{e.render()}\nwhere the evaluator reports the run-time "
+                                                    f"error {failure.render()}"}
+        return {"status": "refused", "detail": e.render()}
     except Exception as e:  # noqa: BLE001 - every other exception is a bug to report
         tb = traceback.format_exc(limit=6)
         return {"status": "crash", "detail": f"{type(e).__name__}: {str(e)[:2000]}\n{tb[-3000:]}"}
+    if failure is not None:
+        return {"status": "mismatch", "detail": f"device returned a value where the evaluator reports: "
+                                                f"{failure.render()}\ndevice {format_value(actual)[:400]}"}
     if not values_equal(expected, actual):
         return {"status": "mismatch",
                 "detail": f"device {format_value(actual)[:400]}\nevaluator {format_value(expected)[:400]}"}
