@@ -7,7 +7,13 @@
     kernel.opencl_source; kernel(4, np.arange(16, dtype=np.int32))
 
 Errors are `FCLError` subclasses with a source location.
+
+Importing fcl registers Intel's CPU OpenCL runtime with the ICD loader (no
+OpenCL call: fcl.runtime.platforms); the loader reads that only at the
+process's first OpenCL call, so import fcl before using pyopencl.
 """
+from fcl.runtime.platforms import register_intel_cpu_runtime as _register_intel
+_register_intel()
 from fcl.errors import (ArgumentError, CompileError, CompilerBug, EvalError, FCLError,
                         ParseError, TypeCheckError)
 from fcl.program import Kernel, Program, load, load_file

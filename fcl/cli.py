@@ -39,6 +39,9 @@ INTERRUPTIBLE = ("run", "bench", "test", "devices")
 def dispatch(args) -> int:
     """Run the command; map every error to its message and exit status."""
     try:
+        if getattr(args, "verbose", False):
+            from fcl.runtime.device import set_verbose
+            set_verbose()
         status = args.func(args) or 0
         sys.stdout.flush()
         return status
@@ -192,7 +195,10 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--num-groups", type=int, default=None, metavar="N",
                         help="#NumGroups, the most work-groups launched (default 4096)")
     common.add_argument("--device", default=None, metavar="SUBSTRING",
-                        help="OpenCL device by platform or device name (default: PYOPENCL_CTX, else the first CPU device)")
+                        help="OpenCL device by device, platform or vendor name (default: PYOPENCL_CTX, else the "
+                             "first CPU device that builds kernels, PoCL before Intel's runtime; `fclc devices`)")
+    common.add_argument("--verbose", action="store_true",
+                        help="say on stderr which OpenCL device runs the program, and which were skipped and why")
     common.add_argument("--seed", type=int, default=None, help="seed for random:N arguments (default 1: the same inputs in every run)")
     passes = argparse.ArgumentParser(add_help=False)
     passes.add_argument("-O", dest="opt_level", type=int, choices=(0, 1), default=None,

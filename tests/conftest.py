@@ -37,6 +37,12 @@ def device_available() -> bool:
 needs_device = pytest.mark.skipif(not device_available(), reason="no OpenCL device")
 
 
+def default_device_env() -> dict:
+    """os.environ for a child process that runs on the default device (no PYOPENCL_CTX): the one
+    `fclc devices` marks, whichever CPU runtime that is on this machine."""
+    return {k: v for k, v in os.environ.items() if k != "PYOPENCL_CTX"}
+
+
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", default=False,
                      help="rewrite golden files instead of comparing with them")

@@ -45,7 +45,7 @@ BLOCK_SIZE_DEPENDENT = {("reduce.fcl", "sumGrid"), ("paper.fcl", "sumGrid")}
 CODEGEN_BUGS: dict[tuple[str, str], str] = {}
 
 
-from conftest import needs_device  # noqa: E402
+from conftest import default_device_env, needs_device  # noqa: E402
 from test_oclgrind import RUNS as OCLGRIND_RUNS  # noqa: E402
 
 
@@ -643,7 +643,7 @@ def test_emit_py_module_runs_with_pyopencl_alone(tmp_path, file, entries, calls)
               "else a for a in xs])).tolist() for n, xs in calls]))")
     values = [(n, [parse_arg(a).tolist() if isinstance(a, str) else a for a in xs]) for n, xs in calls]
     r = subprocess.run([sys.executable, "-c", runner, json.dumps(values)], capture_output=True, text=True,
-                       timeout=300, env={**__import__("os").environ, "PYOPENCL_CTX": "portable"})
+                       timeout=300, env=default_device_env())
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)
     prog = fcl.load_file(str(REPO / file))

@@ -1,12 +1,16 @@
 """Device probing and choice as a user meets them: `fclc devices`, unusable
-devices skipped with a note, no usable device (exit 2, one message, also in
-`fclc test`), a device compiler failing on valid OpenCL, the `--emit py`
-default, and the Intel CPU runtime's registration with the ICD loader.
+devices skipped quietly (named with --verbose), the probe's verdict kept on
+disk per driver, no usable device (exit 2, one message, also in `fclc test`),
+a device compiler failing on valid OpenCL, the `--emit py` default, and the
+Intel CPU runtime's registration with the ICD loader (on import, and what a
+process that used OpenCL first is told).
 
 Unusable devices are simulated with FCL_TEST_BROKEN_DEVICES (fcl.runtime.platforms):
 the probe of a matching device builds a program with an #error line, so the
-device's real compiler fails it.
+device's real compiler fails it.  A run of the suite with that variable set
+(CI's run with PoCL failing) carries it into these tests' child processes.
 """
+import json
 import os
 import shutil
 import subprocess
@@ -20,19 +24,30 @@ from fcl.errors import CompilerBug, EnvironmentProblem
 from fcl.runtime import device as dev
 from fcl.runtime import platforms
 
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REVERSE = ["run", "examples/reverse.fcl", "-e", "revDistribute", "4", "iota:16"]
 REVERSED = "[15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0]"
 
 
-def fclc(repo_env, *args, broken=None, **extra):
+def child_env(repo_env, broken=None, **extra) -> dict:
+    """The environment of a child process: no PYOPENCL_CTX; the devices matching `broken`
+    treated as unable to build, besides those this run already treats so."""
     env = dict(repo_env)
     env.pop("PYOPENCL_CTX", None)
-    env.pop(platforms.BREAK_ENV, None)
     if broken is not None:
-        env[platforms.BREAK_ENV] = broken
+        env[platforms.BREAK_ENV] = ",".join(filter(None, [env.get(platforms.BREAK_ENV), broken]))
     env.update(extra)
-    return subprocess.run([sys.executable, "-m", "fcl.cli", *args], env=env, capture_output=True,
-                          text=True, timeout=300, cwd=os.path.dirname(os.path.dirname(__file__)))
+    return env
+
+
+def fclc(repo_env, *args, broken=None, **extra):
+    return subprocess.run([sys.executable, "-m", "fcl.cli", *args], env=child_env(repo_env, broken, **extra),
+                          capture_output=True, text=True, timeout=300, cwd=REPO)
+
+
+def python(repo_env, script, broken=None, **extra):
+    return subprocess.run([sys.executable, "-c", script], env=child_env(repo_env, broken, **extra),
+                          capture_output=True, text=True, timeout=300, cwd=REPO)
 
 
 def plain_devices():
@@ -51,22 +66,51 @@ def test_devices_lists_every_device_and_marks_the_default(repo_env):
     assert proc.stderr == ""
 
 
-def test_an_unusable_default_is_skipped_with_one_note(repo_env):
+def default_note(device) -> str:
+    return (f"fcl: note: using OpenCL device {dev.describe_device(device)} "
+            "(the default: the first CPU device that builds kernels)")
+
+
+def test_an_unusable_default_is_skipped_quietly_and_verbose_says_so(repo_env):
     default = dev.choose_device(None)
     name = default.name.strip()
     proc = fclc(repo_env, "devices", broken=name)
     assert f"{dev.describe_device(default)}: CPU, cannot build kernels: error: simulated broken" \
         in proc.stdout or default.type & cl.device_type.CPU == 0
-    others = [d for d in plain_devices() if name not in dev.describe_device(d)]
+    others = [d for d in platforms.candidates(plain_devices()) if not platforms.matches(d, name)]
     run = fclc(repo_env, *REVERSE, broken=name)
     if not others:
         assert run.returncode == 2
         return
     assert proc.returncode == 0
     assert run.returncode == 0, run.stderr
-    assert run.stdout.strip() == REVERSED
-    notes = run.stderr.splitlines()
-    assert len(notes) == 1 and notes[0].startswith(f"fcl: note: skipping OpenCL device {dev.describe_device(default)}")
+    assert run.stdout.strip() == REVERSED and run.stderr == ""
+    api = python(repo_env, "import fcl, numpy as np\nprint(fcl.load_file('examples/reverse.fcl')"
+                           ".compile('revDistribute')(4, np.arange(16, dtype=np.int32)).tolist())", broken=name)
+    assert api.returncode == 0 and api.stdout.strip() == REVERSED and api.stderr == "", api.stderr
+    verbose = fclc(repo_env, *REVERSE, "--verbose", broken=name)
+    assert verbose.returncode == 0 and verbose.stdout.strip() == REVERSED
+    assert verbose.stderr.splitlines() == [
+        f"fcl: note: skipping OpenCL device {dev.describe_device(default)}: it cannot build kernels "
+        f"(error: simulated broken compiler ({platforms.BREAK_ENV}))",
+        default_note(others[0]) if others[0].type & cl.device_type.CPU else
+        f"fcl: note: using OpenCL device {dev.describe_device(others[0])} (the default: no CPU device builds kernels)"]
+
+
+@pytest.mark.parametrize("command", [REVERSE, ["test", "examples/reverse.fcl"],
+                                     ["bench", *REVERSE[1:], "--repeat", "2"]], ids=["run", "test", "bench"])
+def test_verbose_names_the_device_that_runs_the_program(repo_env, command):
+    default = dev.choose_device(None)
+    quiet = fclc(repo_env, *command)
+    assert quiet.returncode == 0 and "fcl: note" not in quiet.stderr, quiet.stderr
+    loud = fclc(repo_env, *command, "--verbose")
+    assert loud.returncode == 0, loud.stderr
+    notes = [x for x in loud.stderr.splitlines() if x.startswith("fcl: note:")]
+    assert notes[-1] == default_note(default) and len(set(notes)) == len(notes)
+    platform = default.platform.name.strip()
+    chosen = fclc(repo_env, *command, "--verbose", "--device", platform)
+    assert f"fcl: note: using OpenCL device {dev.describe_device(default)} (chosen with --device " \
+           f"{platform!r})" in chosen.stderr
 
 
 def test_no_usable_device_is_one_message_and_exit_2(repo_env):
@@ -127,27 +171,42 @@ def test_out_of_memory_is_an_environment_problem():
                       CompilerBug)
 
 
-def test_emitted_module_uses_the_default_device(repo_env, tmp_path):
-    out = tmp_path / "rev.py"
+@pytest.fixture
+def rev_module(repo_env, tmp_path):
+    """The folder of rev.py, `fclc compile examples/reverse.fcl -e revDistribute --emit py`."""
     proc = fclc(repo_env, "compile", "examples/reverse.fcl", "-e", "revDistribute", "--emit", "py",
-                "-o", str(out))
+                "-o", str(tmp_path / "rev.py"))
     assert proc.returncode == 0, proc.stderr
-    script = ("import numpy as np, rev\nk = rev.Kernels()\nd = k.context.devices[0]\n"
-              "print(d.name.strip() + ' (' + d.platform.name.strip() + ')')\n"
-              "print(k.revDistribute(4, np.arange(16, dtype=np.int32)).tolist())")
-    env = dict(repo_env, PYTHONPATH=str(tmp_path))
-    env.pop("PYOPENCL_CTX", None)
-    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
-                         timeout=300, cwd=tmp_path)
+    return tmp_path
+
+
+RUN_REV = ("import numpy as np, rev\nk = rev.Kernels({args})\nd = k.context.devices[0]\n"
+           "print(d.name.strip() + ' (' + d.platform.name.strip() + ')')\n"
+           "print(k.revDistribute(4, np.arange(16, dtype=np.int32)).tolist())")
+
+
+def test_emitted_module_uses_the_default_device(repo_env, rev_module):
+    script = RUN_REV.format(args="")
+    run = python(repo_env, script, PYTHONPATH=str(rev_module))
     assert run.returncode == 0, run.stderr
     name, result = run.stdout.splitlines()
     assert name == dev.describe_device(dev.choose_device(None))
-    assert result == REVERSED
-    text = out.read_text()
+    assert result == REVERSED and run.stderr == ""
+    text = (rev_module / "rev.py").read_text()
     assert "import fcl" not in text and "from fcl" not in text
-    broken = subprocess.run([sys.executable, "-c", script], env=dict(env, **{platforms.BREAK_ENV: "*"}),
-                            capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    broken = python(repo_env, script, broken="*", PYTHONPATH=str(rev_module))
     assert broken.returncode == 1 and "no OpenCL device can build kernels" in broken.stderr
+    assert "reinstall" not in broken.stderr
+
+
+def test_emitted_module_probes_the_device_pyopencl_ctx_selects(repo_env, rev_module):
+    default = dev.choose_device(None)
+    platform = default.platform.name.strip()
+    run = python(repo_env, RUN_REV.format(args=""), broken=platform, PYTHONPATH=str(rev_module),
+                 PYOPENCL_CTX=platform)
+    assert run.returncode == 1
+    assert (f"RuntimeError: PYOPENCL_CTX={platform!r} selects {dev.describe_device(default)}, which cannot "
+            "build kernels (error: simulated broken compiler") in run.stderr
 
 
 def test_reason_is_the_first_error_line_without_file_position():
@@ -212,3 +271,158 @@ def test_a_single_icd_chosen_by_the_user_is_left_alone(repo_env, tmp_path):
     assert "Intel(R) OpenCL" not in names and vendors == str(tmp_path / "none.icd")
     names, _ = list_platforms(repo_env, FCL_INTEL_OPENCL="0")
     assert "Intel(R) OpenCL" not in names and lib
+
+
+def unregistered(repo_env, tmp_path) -> dict:
+    """repo_env without this process's registration of Intel's runtime, and a fresh cache."""
+    env = dict(repo_env, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    env.pop("OCL_ICD_VENDORS", None)
+    env.pop("FCL_CACHE_DIR", None)
+    return env
+
+
+@needs_intel
+def test_importing_fcl_registers_intel_without_an_opencl_call(repo_env, tmp_path):
+    script = ("import sys, fcl\nprint('pyopencl' in sys.modules)\nimport pyopencl as cl\n"
+              "print(sorted(p.name.strip() for p in cl.get_platforms()))")
+    run = python(unregistered(repo_env, tmp_path), script)
+    assert run.returncode == 0, run.stderr
+    imported, names = run.stdout.splitlines()
+    assert imported == "False" and "Intel(R) OpenCL" in eval(names)
+
+
+@needs_intel
+def test_opencl_used_before_fcl_is_told_what_to_do(repo_env, tmp_path):
+    """pyopencl's first call before `import fcl`: the ICD loader never sees Intel's runtime;
+    the message says to import fcl first or which OCL_ICD_VENDORS to start with, and that works."""
+    script = ("import pyopencl as cl\ncl.get_platforms()\nimport fcl, numpy as np\n"
+              "k = fcl.load_file('examples/reverse.fcl').compile('revDistribute')\n"
+              "print(k(4, np.arange(16, dtype=np.int32)).tolist(), k.queue.device.platform.name.strip())")
+    env = unregistered(repo_env, tmp_path)
+    late = python(env, script, broken="*")
+    assert late.returncode == 1 and "Traceback" in late.stderr
+    message = late.stderr.strip().splitlines()[-1]
+    assert message.startswith("fcl.errors.EnvironmentProblem: no usable OpenCL device: ")
+    assert ("Intel's CPU runtime is installed but this process used OpenCL before `import fcl` could "
+            "register it: import fcl before pyopencl's first call, or start Python with OCL_ICD_VENDORS=") in message
+    assert "reinstall" not in message
+    folder = message.split("OCL_ICD_VENDORS=")[1].split(";")[0]
+    assert folder.startswith(str(tmp_path)) and os.path.isdir(folder)
+    # the advice works: started with that folder, the same script runs on Intel's runtime
+    fixed = python(env, script, broken="portable,oclgrind", OCL_ICD_VENDORS=folder)
+    assert fixed.returncode == 0, fixed.stderr
+    assert fixed.stdout.strip() == f"{REVERSED} Intel(R) OpenCL"
+
+
+@needs_intel
+def test_intel_left_out_by_the_user_is_named_when_nothing_builds(repo_env, tmp_path):
+    proc = fclc(unregistered(repo_env, tmp_path), *REVERSE, broken="*", FCL_INTEL_OPENCL="0")
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
+    assert ("; Intel's CPU runtime is installed but not registered (FCL_INTEL_OPENCL=0 keeps it out; "
+            "unset FCL_INTEL_OPENCL); `fclc devices`") in proc.stderr
+
+
+@needs_intel
+def test_emitted_module_registers_intel_and_builds_without_warnings(repo_env, rev_module):
+    env = unregistered(repo_env, rev_module)
+    run = python(env, RUN_REV.format(args="device='intel'"), PYTHONPATH=str(rev_module))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[1] == REVERSED and "Intel(R) OpenCL" in run.stdout
+    assert run.stderr == ""                   # no pyopencl CompilerWarning from Intel's build log
+    late = python(env, "import pyopencl as cl\ncl.get_platforms()\n" + RUN_REV.format(args=""),
+                  broken="*", PYTHONPATH=str(rev_module))
+    assert late.returncode == 1
+    assert "used OpenCL before `import rev` could register it: import rev before pyopencl's first call" \
+        in late.stderr
+
+
+@needs_intel
+def test_fcl_builds_on_intel_without_warnings(repo_env):
+    script = ("import warnings\nwarnings.simplefilter('error')\nimport fcl, numpy as np\n"
+              "k = fcl.load_file('examples/reverse.fcl').compile('revDistribute', device='intel')\n"
+              "print(k(4, np.arange(16, dtype=np.int32)).tolist())")
+    run = python(repo_env, script)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == REVERSED and run.stderr == ""
+
+
+# ---------------------------------------------------------------- probe verdicts on disk
+
+def test_the_test_switch_names_devices_as_device_does(monkeypatch):
+    monkeypatch.setenv(platforms.BREAK_ENV, "pocl")
+    for d in dev.all_devices():
+        assert platforms._broken_by_test(d) == platforms.matches(d, "pocl")
+    monkeypatch.setenv(platforms.BREAK_ENV, " nothing-like-it , *")
+    assert all(platforms._broken_by_test(d) for d in dev.all_devices())
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="driver files are found on Linux")
+def test_each_device_names_its_driver_file():
+    for d in dev.all_devices():
+        lib = platforms._driver_file(d)
+        assert lib is not None and os.path.isfile(lib), dev.describe_device(d)
+        if "Portable" in d.platform.name:
+            assert "libpocl" in os.path.basename(lib)
+        if d.platform.name.strip() == "Intel(R) OpenCL":
+            assert os.path.basename(lib) == "libintelocl.so"
+
+
+def test_verdict_key_follows_the_driver_file(monkeypatch, tmp_path):
+    d = dev.choose_device(None)
+    lib = tmp_path / "libdriver.so"
+    lib.write_bytes(b"x")
+    monkeypatch.setattr(platforms, "_driver_file", lambda device: str(lib))
+    monkeypatch.setenv("FCL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("FCL_NO_CACHE", raising=False)
+    first = platforms._verdict_file(d)
+    assert first.startswith(str(tmp_path / "cache" / "probes"))
+    assert platforms._verdict_file(d) == first
+    os.utime(lib, ns=(1, 1))
+    assert platforms._verdict_file(d) != first
+    monkeypatch.setenv("FCL_NO_CACHE", "1")
+    assert platforms._verdict_file(d) is None
+    monkeypatch.delenv("FCL_NO_CACHE")
+    monkeypatch.setattr(platforms, "_driver_file", lambda device: None)
+    assert platforms._verdict_file(d) is None          # an unknown driver is probed every time
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="driver files are found on Linux")
+def test_a_kept_verdict_is_used_until_fclc_devices_probes_again(repo_env, tmp_path):
+    cache = tmp_path / "cache"
+    default = dev.choose_device(None)
+    run = fclc(repo_env, *REVERSE, FCL_CACHE_DIR=str(cache))
+    assert run.returncode == 0, run.stderr
+    kept = {}
+    for entry in (cache / "probes").glob("*.json"):
+        kept[json.loads(entry.read_text())["device"]] = entry
+    entry = kept[dev.describe_device(default)]
+    record = json.loads(entry.read_text())
+    assert record["verdict"] is None and record["driver"] == platforms._driver_file(default)
+    # a later process reads the verdict instead of probing: a planted one is believed
+    entry.write_text(json.dumps(dict(record, verdict="error: planted verdict")))
+    planted = fclc(repo_env, *REVERSE, "--verbose", FCL_CACHE_DIR=str(cache))
+    assert f"{dev.describe_device(default)} cannot build kernels (error: planted verdict)" in \
+        planted.stderr.replace(": it cannot", " cannot"), planted.stderr
+    fresh = fclc(repo_env, *REVERSE, "--verbose", FCL_CACHE_DIR=str(cache), FCL_NO_CACHE="1")
+    assert fresh.returncode == 0 and fresh.stderr.splitlines()[-1] == default_note(default)
+    assert "planted" not in fresh.stderr
+    devices = fclc(repo_env, "devices", FCL_CACHE_DIR=str(cache))
+    assert devices.returncode == 0 and "planted" not in devices.stdout
+    assert json.loads(entry.read_text())["verdict"] is None
+
+
+def test_a_failed_build_is_kept_but_a_failed_context_is_not(monkeypatch, tmp_path):
+    monkeypatch.setenv("FCL_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("FCL_NO_CACHE", raising=False)
+    monkeypatch.setattr(platforms, "_verdicts", {})
+    monkeypatch.setenv(platforms.BREAK_ENV, "*")
+    d = dev.all_devices()[0]
+    assert platforms.probe(d).startswith("error: simulated broken compiler")
+    assert json.loads(open(platforms._verdict_file(d)).read())["verdict"].startswith("error: simulated")
+    monkeypatch.setattr(platforms, "_verdicts", {})
+    monkeypatch.setenv(platforms.BREAK_ENV, "")
+    def no_context(devices):
+        raise cl.LogicError("clCreateContext failed: DEVICE_NOT_AVAILABLE")
+    monkeypatch.setattr(cl, "Context", no_context)
+    assert "DEVICE_NOT_AVAILABLE" in platforms.probe(d)
+    assert not os.path.exists(platforms._verdict_file(d))

@@ -11,6 +11,8 @@ import pytest
 import fcl
 from fcl.codegen import plan as P
 
+from conftest import default_device_env
+
 REPO = Path(__file__).resolve().parents[1]
 ARGS = REPO / "tests" / "programs" / "kernel_args.fcl"
 
@@ -59,6 +61,6 @@ def test_emit_py_unpacks_structured_arguments(tmp_path):
               "np.asarray(k.rowMax([[1.0, 2.5], [4.0, -1.0]])).tolist(), "
               "np.asarray(k.pairOfArrays(([5, 6], [1, 2]))).tolist()]))")
     r = subprocess.run([sys.executable, "-c", runner], capture_output=True, text=True, timeout=300,
-                       env={**__import__("os").environ, "PYOPENCL_CTX": "portable"})
+                       env=default_device_env())
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == [[12, 34], [2.5, 4.0], [4, 4]]

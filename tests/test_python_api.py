@@ -79,7 +79,9 @@ def test_keyword_arguments_device_arrays_and_profiles():
     assert isinstance(y, cla.Array) and isinstance(z, cla.Array)
     assert list(z.get()) == list(range(10)) and list(x.get()) == list(range(10))
     # arrays of another context run there; a dtype the parameter takes is converted on the device
-    queue = cl.CommandQueue(cl.Context([x.queue.device]))
+    # (the context kept in a variable: Intel's CPU runtime frees one its queue still uses)
+    context = cl.Context([x.queue.device])
+    queue = cl.CommandQueue(context)
     assert list(k(2, cla.to_device(queue, np.arange(5, dtype=np.int16)))) == [3, 2, 1, 0]
     assert list(k(2, cla.to_device(queue, np.arange(6, dtype=np.float64))[1:])) == [4.0, 3.0, 2.0, 1.0]
     with pytest.raises(fcl.ArgumentError, match=r"argument 2 \(`arr`\): expected \[int\], found a pyopencl array of int64"):

@@ -25,7 +25,11 @@ PY_OPS = {"add": "_wrap({a} + {b})", "sub": "_wrap({a} - {b})", "mul": "_wrap({a
 NP_TYPES = {"int": "np.int32", "float": "np.float32", "double": "np.float64", "bool": "np.uint8"}
 MAX_HOST_ITERATIONS = 1 << 20
 
+# Printed after the device choice code: Intel's CPU runtime is registered on import, before
+# pyopencl (imported here) makes its first call.
 HELPERS_HEAD = '''
+register_intel_cpu_runtime()
+
 import numpy as np
 import pyopencl as cl
 
@@ -151,8 +155,7 @@ class Kernels:
 
     def _kernel(self, entry, name):
         if entry not in self._kernels:
-            prg = cl.Program(self._context, SOURCES[entry]).build(
-                options=list(BUILD_OPTIONS))
+            prg = build(cl.Program(self._context, SOURCES[entry]), BUILD_OPTIONS)
             self._kernels[entry] = {k.function_name: k for k in prg.all_kernels()}
         return self._kernels[entry][name]
 
@@ -400,5 +403,5 @@ def emit_module(plans, sources, origin: str, docs=None) -> str:
                          for p in plans)
     sources_text = "SOURCES = {\n" + "".join(f"    {p.entry!r}: {src!r},\n" for p, src in zip(plans, sources)) + "}\n"
     types = "NP_TYPES = {" + ", ".join(f"{k!r}: {v}" for k, v in NP_TYPES.items()) + "}\n"
-    return (head + HELPERS_HEAD + calling_code() + platforms_code() + "\n\n" + types + HELPERS + methods
+    return (head + platforms_code() + "\n" + HELPERS_HEAD + calling_code() + "\n\n" + types + HELPERS + methods
             + "\n\n" + signatures + "\n\n" + sources_text)

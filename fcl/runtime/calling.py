@@ -139,7 +139,11 @@ def device_array(value, dtype, fcl_type: str, what: str):
                             f"pass a contiguous one (its .copy())")
     if np.dtype(value.dtype).itemsize != np.dtype(dtype).itemsize or \
             (value.dtype.kind != np.dtype(dtype).kind and fcl_type != "bool"):
-        value = value.astype(dtype)
+        import warnings
+        import pyopencl as cl
+        with warnings.catch_warnings():     # pyopencl builds a kernel: no CompilerWarning (Intel's
+            warnings.simplefilter("ignore", cl.CompilerWarning)     # runtime logs every build)
+            value = value.astype(dtype)
     elif value.offset:
         value = value.copy()
     return value

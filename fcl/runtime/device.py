@@ -6,7 +6,7 @@ and OpenCL C text; produces `cl.Device`, one `cl.Context` and one profiling
 (device, source, options).  It does not allocate buffers or launch kernels
 (that is `launch.py`).  A missing OpenCL installation is an
 `EnvironmentProblem`, and so is a device that cannot build kernels (a tiny
-probe build, once per process: fcl.runtime.platforms), a device whose compiler
+probe build, once per driver: fcl.runtime.platforms), a device whose compiler
 fails on OpenCL another device builds, and a device out of memory; generated
 code that no device builds is a `CompilerBug` carrying the saved `.cl` path and
 the build log.
@@ -23,15 +23,13 @@ import warnings
 from fcl.errors import CompilerBug, EnvironmentProblem
 from fcl.runtime import platforms as P
 
-P.register_intel_cpu_runtime()      # before pyopencl's first call (see platforms.py)
+P.register_intel_cpu_runtime()      # before pyopencl's first call (`import fcl` did it already)
 try:
     import pyopencl as cl
 except ImportError:          # pragma: no cover - exercised only without pyopencl
     cl = None
 
 INSTALL_HINT = "pip install pocl-binary-distribution"
-FIX_HINT = ("reinstall FCL (`pip install .` brings PoCL and, on x86-64 Linux, Intel's CPU runtime), "
-            "or install your GPU's OpenCL driver; `fclc devices` shows what each device says")
 describe_device = P.describe
 _is_oclgrind = P.is_oclgrind
 
@@ -40,6 +38,7 @@ _queues: dict = {}
 _pools: dict = {}
 _programs: dict = {}
 _noted: set = set()
+_verbose: list = []
 
 
 def _require_cl():
@@ -76,8 +75,13 @@ def _from_pyopencl_ctx(spec: str):
 
 
 def usable(device) -> str | None:
-    """None if `device` can build kernels, else why not (probed once per process)."""
+    """None if `device` can build kernels, else why not (probed once per driver)."""
     return P.probe(device)
+
+
+def set_verbose(on: bool = True):
+    """`--verbose`: choose_device notes on stderr the devices it skipped and the one it chose."""
+    _verbose[:] = [True] if on else []
 
 
 def note(text: str):
@@ -99,36 +103,51 @@ def choose_device(spec: str | None = None, notes: bool = True):
     platform or vendor name: the first matching device that can build kernels;
     otherwise `PYOPENCL_CTX`; otherwise the first CPU device that can build
     kernels (PoCL before others, never Oclgrind), else any device that can.
-    Devices are probed with a tiny build, once per process; an unusable one is
-    skipped with a one-line note, and no usable device is an EnvironmentProblem.
+    Devices are probed with a tiny build (once per driver, the verdict kept on
+    disk); an unusable one is skipped quietly, and no usable device is an
+    EnvironmentProblem.  With `set_verbose()` (and `notes`) the skipped devices
+    and the chosen one are noted on stderr, once each per process.
     """
     devices = all_devices()
+    device, how, skipped = _choose(devices, spec)
+    if notes and _verbose:
+        for s in skipped:
+            note(f"skipping OpenCL device {describe_device(s)}: it cannot build kernels ({usable(s)})")
+        hint = P.intel_hint(devices)
+        if hint:
+            note(hint)
+        note(f"using OpenCL device {describe_device(device)} ({how})")
+    return device
+
+
+def _choose(devices, spec):
+    """(device, how it was chosen, the devices skipped before it) or an EnvironmentProblem."""
     if spec:
         matching = [d for d in devices if _matches(d, spec)]
         if not matching:
             raise EnvironmentProblem(f"no OpenCL device matches --device {spec!r}; "
                                      f"devices present: {_device_list(devices)}")
-        for d in matching:
+        for k, d in enumerate(matching):
             if usable(d) is None:
-                return d
+                return d, f"chosen with --device {spec!r}", matching[:k]
         raise _unusable(matching[0], usable(matching[0]),
                         "choose another with --device (see `fclc devices`)")
-    if os.environ.get("PYOPENCL_CTX"):
-        d = _from_pyopencl_ctx(os.environ["PYOPENCL_CTX"])
+    ctx = os.environ.get("PYOPENCL_CTX")
+    if ctx:
+        d = _from_pyopencl_ctx(ctx)
         if usable(d) is not None:
-            raise _unusable(d, usable(d), f"PYOPENCL_CTX={os.environ['PYOPENCL_CTX']!r} selects it: "
+            raise _unusable(d, usable(d), f"PYOPENCL_CTX={ctx!r} selects it: "
                                           "unset it or choose another device (see `fclc devices`)")
-        return d
-    skipped = []
-    for d in P.candidates(devices):
+        return d, f"chosen with PYOPENCL_CTX={ctx!r}", []
+    order = P.candidates(devices)
+    for k, d in enumerate(order):
         if usable(d) is None:
-            for s in skipped if notes else ():
-                note(f"skipping OpenCL device {describe_device(s)}: it cannot build kernels ({usable(s)})")
-            return d
-        skipped.append(d)
-    whys = "; ".join(f"{describe_device(d)} cannot build kernels ({usable(d)})" for d in skipped)
+            cpu = d.type & cl.device_type.CPU
+            return d, ("the default: the first CPU device that builds kernels" if cpu else
+                       "the default: no CPU device builds kernels"), order[:k]
+    whys = "; ".join(f"{describe_device(d)} cannot build kernels ({usable(d)})" for d in order)
     raise EnvironmentProblem(f"no usable OpenCL device: {whys or 'only the Oclgrind simulator is present'}; "
-                             f"{FIX_HINT}")
+                             f"{P.no_device_hint(devices)}; `fclc devices` shows what each device says")
 
 
 def kind_of(device) -> str:
@@ -141,8 +160,11 @@ def kind_of(device) -> str:
 
 def survey(spec: str | None = None) -> tuple[list[str], EnvironmentProblem | None]:
     """`fclc devices`: one line per device (kind, whether it builds kernels, which
-    one is the default for `spec`), and the EnvironmentProblem when none is usable."""
+    one is the default for `spec`), and the EnvironmentProblem when none is usable.
+    Every device is probed afresh (the verdicts kept on disk are renewed)."""
     devices = all_devices()
+    for d in devices:
+        P.probe(d, fresh=True)
     try:
         chosen, problem = choose_device(spec, notes=False), None
     except EnvironmentProblem as e:
@@ -221,9 +243,7 @@ def build_program(context, source: str, options: tuple = ()):
 def _build(context, device, source: str, options: list):
     program = cl.Program(context, source)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", cl.CompilerWarning)
-            return program.build(options=options, devices=[device])
+        return P.build(program, options, [device])
     except cl.Error as e:
         log = (_build_log(program, device) or str(e)).strip()
     fd, path = tempfile.mkstemp(prefix="fcl-kernel-", suffix=".cl")

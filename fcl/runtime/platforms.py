@@ -11,15 +11,23 @@ user-facing errors on top of it.
   loader.  Its wheel's own `.icd` file names a path that does not exist in a
   venv, so we write a vendors folder holding a copy of every `.icd` file the
   loader would otherwise read (an NVIDIA or AMD driver stays visible) plus one
-  naming the runtime's real path, and point `OCL_ICD_VENDORS` at it.  It must
-  run before the first OpenCL call of the process; a later call is a no-op.
-* `probe(device)` builds a tiny kernel once per device and process: None when
-  it builds, else a one-line reason.
+  naming the runtime's real path, and point `OCL_ICD_VENDORS` at it.  The ICD
+  loader reads its configuration at the first OpenCL call of the process, so
+  this runs when FCL (or a printed module) is imported, before pyopencl is
+  used; a later call is a no-op.  `intel_hint(devices)` says why the runtime is
+  missing from `devices` and what to do (import FCL first, or the
+  OCL_ICD_VENDORS value to start Python with).
+* `probe(device)` builds a tiny kernel: None when it builds, else a one-line
+  reason.  The verdict is kept per process, and on disk per driver (keyed by
+  the driver's library file, its size and mtime, under FCL's cache folder;
+  FCL_NO_CACHE=1 turns that off), so later processes build no probe again.
 * `default_device(devices)`: the first CPU device, PoCL before others, that is
   not the Oclgrind simulator and passes the probe; else any such device that
   passes; None when there is none.  `default_context(spec)` is what a printed
   module uses: the device matching `spec` (`--device`), else PYOPENCL_CTX when
   set, else a context on the default device.
+* `build(program, options, devices)`: a program's build without pyopencl's
+  CompilerWarning (Intel's runtime writes a build log for every build).
 """
 import hashlib
 import os
@@ -34,9 +42,10 @@ __kernel void fcl_probe(__global int *out, __local int *tmp, int n) {
     out[get_global_id(0)] = tmp[(i + 1) % (int) get_local_size(0)];
 }
 """
-# Tests only: a comma-separated list of substrings of "device (platform)" (or `*`);
-# the probe of a matching device builds a program with an #error line, so that
-# device fails the way a device whose own compiler is broken does.
+# Tests only: a comma-separated list of substrings of a device, platform or vendor
+# name, as --device takes them (`pocl`, `intel`), or `*`; the probe of a matching
+# device builds a program with an #error line, so that device fails the way a
+# device whose own compiler is broken does.
 BREAK_ENV = "FCL_TEST_BROKEN_DEVICES"
 # Set to 0 to leave the ICD loader's configuration alone.
 INTEL_ENV = "FCL_INTEL_OPENCL"
@@ -47,23 +56,37 @@ INTEL_NEEDS = (("intel-cmplr-lib-rt", ("libintlc.so.5", "libirng.so", "libimf.so
                ("tbb", ("libtbb.so.12",)))
 
 _verdicts: dict = {}
-_registered: list = []
+# register_intel_cpu_runtime's outcome: "lib" (registered), "folder" (the vendors
+# folder), "late" (pyopencl was imported before it ran), "off" (why it was not done)
+_intel: dict = {}
 
 
 # ---------------------------------------------------------------- ICD registration
 
 def _dist_file(dist: str, name: str):
-    """Absolute path of file `name` installed by distribution `dist`, or None."""
-    try:
-        from importlib import metadata
-        files = metadata.distribution(dist).files or []
-    except Exception:       # not installed, or unreadable metadata
+    """Absolute path of file `name` installed by distribution `dist`, or None.  Read from
+    the first `.dist-info` folder of `dist` on sys.path, as importlib.metadata finds it, but
+    without importing that (tens of ms, at every start of FCL)."""
+    prefix = dist.replace("-", "_").lower() + "-"
+    for folder in sys.path:
+        try:
+            infos = [e for e in os.listdir(folder or ".")
+                     if e.lower().startswith(prefix) and e.endswith(".dist-info")]
+        except OSError:     # a zip file, a folder that is gone
+            continue
+        if not infos:
+            continue
+        try:
+            with open(os.path.join(folder, infos[0], "RECORD"), encoding="utf-8") as f:
+                paths = [line.split(",")[0] for line in f]
+        except OSError:
+            return None
+        for rel in paths:
+            if os.path.basename(rel) == name:
+                path = os.path.realpath(os.path.join(folder or ".", rel))
+                if os.path.exists(path):
+                    return path
         return None
-    for f in files:
-        if f.name == name:
-            path = os.path.realpath(str(f.locate()))
-            if os.path.exists(path):
-                return path
     return None
 
 
@@ -83,15 +106,21 @@ def _icd_files(folder: str) -> dict:
     return out
 
 
+def _cache_folder(*parts: str) -> str:
+    """A folder under FCL's cache, as fcl.resources.user_cache names it (this module is
+    printed into `--emit py` modules, which import no fcl): $FCL_CACHE_DIR, else
+    $XDG_CACHE_HOME/fcl, else ~/.cache/fcl."""
+    root = os.environ.get("FCL_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "fcl")
+    return os.path.join(root, *parts)
+
+
 def _vendors_folder(icds: dict) -> str | None:
     """A folder holding exactly `icds`: one per content under the user's cache
     (reused by child processes), else a temporary one; None if none can be written."""
     import tempfile
     digest = hashlib.sha256(repr(sorted(icds.items())).encode()).hexdigest()[:16]
-    # as fcl.resources.user_cache: this module is copied into `--emit py` modules, which import no fcl
-    cache = os.environ.get("FCL_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "fcl")
-    final = os.path.join(cache, "opencl-vendors", digest)
+    final = _cache_folder("opencl-vendors", digest)
     if _icd_files(final) == icds:
         return final
     for parent in (os.path.dirname(final), None):
@@ -120,23 +149,31 @@ def register_intel_cpu_runtime(environ=None) -> str | None:
     """Make the pip-installed Intel CPU runtime visible to the ICD loader, keeping
     every vendor the loader already reads.  The library path, or None when the
     runtime is not installed, is already registered, or the user chose one ICD
-    file with OCL_ICD_VENDORS (then nothing changes)."""
+    file with OCL_ICD_VENDORS (then nothing changes).  Cheap, and no OpenCL call: it
+    runs when FCL is imported."""
     env = os.environ if environ is None else environ
-    if _registered:
-        return _registered[0]
-    _registered.append(None)
-    if env.get(INTEL_ENV, "1") == "0" or not sys.platform.startswith("linux"):
+    if _intel:
+        return _intel.get("lib")
+    _intel["late"] = "pyopencl" in sys.modules
+    if not sys.platform.startswith("linux"):
+        _intel["off"] = "not Linux"
+        return None
+    if env.get(INTEL_ENV, "1") == "0":
+        _intel["off"] = f"{INTEL_ENV}=0 keeps it out; unset {INTEL_ENV}"
         return None
     lib = _dist_file(INTEL_DIST, INTEL_LIB)
     if lib is None:
+        _intel["off"] = "not installed"
         return None
     chosen = env.get("OCL_ICD_VENDORS", "")
     if chosen and not os.path.isdir(chosen):
+        _intel["off"] = (f"OCL_ICD_VENDORS={chosen} names one driver file, so FCL adds none; "
+                         "unset it, or set it to a folder of .icd files")
         return None
     system = chosen or env.get("OPENCL_VENDOR_PATH") or "/etc/OpenCL/vendors"
     icds = _icd_files(system)
     if any(os.path.realpath(text) == lib for text in icds.values() if text.startswith("/")):
-        return None
+        return None         # the loader reads it already (a child of a registered process)
     here = os.path.dirname(lib)
     for dist, names in INTEL_NEEDS:
         for name in names:
@@ -145,15 +182,52 @@ def register_intel_cpu_runtime(environ=None) -> str | None:
                 import ctypes
                 try:
                     ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-                except OSError:
+                except OSError as e:
+                    _intel["off"] = f"its library {path} does not load ({e})"
                     return None
     icds["fcl-intel-cpu.icd"] = lib
     folder = _vendors_folder(icds)
     if folder is None:
+        _intel["off"] = "no folder for its .icd file can be written"
         return None
     env["OCL_ICD_VENDORS"] = folder
-    _registered[0] = lib
+    _intel.update(lib=lib, folder=folder)
     return lib
+
+
+def _importer() -> str:
+    """What a user imports to get this code: `fcl`, or the `--emit py` module it is printed into."""
+    return "fcl" if __name__.startswith("fcl.") else __name__
+
+
+def intel_hint(devices) -> str | None:
+    """Why Intel's CPU runtime, installed, is not among `devices`, and what to do; None
+    when it is there, not installed, or not for this system."""
+    lib = _intel.get("lib")
+    if lib is None and _intel.get("off") in (None, "not Linux", "not installed"):
+        return None
+    if any((lib and _driver_file(d) == lib) or d.platform.name.strip() == "Intel(R) OpenCL" for d in devices):
+        return None
+    if "lib" not in _intel:
+        return f"Intel's CPU runtime is installed but not registered ({_intel['off']})"
+    if _intel.get("late"):
+        return (f"Intel's CPU runtime is installed but this process used OpenCL before "
+                f"`import {_importer()}` could register it: import {_importer()} before pyopencl's first "
+                f"call, or start Python with OCL_ICD_VENDORS={_intel['folder']}")
+    return f"Intel's CPU runtime ({_intel['lib']}) did not load in this process"
+
+
+def no_device_hint(devices) -> str:
+    """What to do when no device of `devices` builds kernels."""
+    hint = intel_hint(devices)
+    if hint:
+        return hint
+    if _intel.get("off") == "not installed" and sys.platform.startswith("linux"):
+        import platform
+        if platform.machine() == "x86_64":
+            return ("install Intel's CPU runtime (pip install intel-opencl-rt) or your GPU's OpenCL "
+                    "driver")
+    return "install your GPU's OpenCL driver or a system PoCL (apt install pocl-opencl-icd)"
 
 
 # ---------------------------------------------------------------- devices
@@ -169,29 +243,136 @@ def is_oclgrind(device) -> bool:
 
 def _broken_by_test(device) -> bool:
     spec = os.environ.get(BREAK_ENV, "")
-    text = describe(device).lower()
-    return any(s == "*" or (s and s in text) for s in (x.strip().lower() for x in spec.split(",")))
+    return any(s == "*" or (s and matches(device, s)) for s in (x.strip() for x in spec.split(",")))
 
 
-def probe(device) -> str | None:
-    """None if `device` builds a tiny kernel with FCL's build options (once per
-    device and process), else the reason in one line."""
-    import pyopencl as cl
+def probe(device, fresh: bool = False) -> str | None:
+    """None if `device` builds a tiny kernel with FCL's build options, else the reason in
+    one line.  Probed once per device and process, and once per driver on disk (a build
+    failure is kept, a device that cannot even make a context is asked again next time);
+    `fresh` probes again and keeps the new verdict."""
     key = device.int_ptr
-    if key not in _verdicts:
-        source = PROBE_SOURCE
-        if _broken_by_test(device):
-            source = f"#error simulated broken compiler ({BREAK_ENV})\n" + source
+    if key in _verdicts and not fresh:
+        return _verdicts[key]
+    entry = _verdict_file(device)
+    kept = _load_verdict(entry) if entry and not fresh else None
+    if kept is not None:
+        _verdicts[key] = kept[0]
+        return kept[0]
+    verdict, lasting = _build_probe(device)
+    _verdicts[key] = verdict
+    if entry and lasting:
+        _store_verdict(entry, device, verdict)
+    return verdict
+
+
+def _build_probe(device) -> tuple:
+    """(verdict, whether it lasts until the driver changes: a build's outcome does)."""
+    import pyopencl as cl
+    source = PROBE_SOURCE
+    if _broken_by_test(device):
+        source = f"#error simulated broken compiler ({BREAK_ENV})\n" + source
+    try:
+        with _quiet_stderr():
+            context = cl.Context([device])
+    except Exception as e:      # cl.Error, or a driver that raises something else
+        return _reason(e), False
+    try:
+        with _quiet_stderr():
+            program = build(cl.Program(context, source), BUILD_OPTIONS, [device])
+            cl.Kernel(program, "fcl_probe")
+        return None, True
+    except Exception as e:
+        return _reason(e), getattr(e, "code", None) in (cl.status_code.BUILD_PROGRAM_FAILURE,
+                                                        cl.status_code.COMPILER_NOT_AVAILABLE)
+
+
+def _driver_file(device) -> str | None:
+    """The library file of the driver behind `device`, or None where that cannot be told.
+    Objects the ICD loader hands out (cl_khr_icd) begin with the driver's table of entry
+    points, the one the loader itself calls through; dladdr names the file of its entry
+    clGetPlatformInfo."""
+    try:
+        if not sys.platform.startswith("linux") or "cl_khr_icd" not in device.platform.extensions.split():
+            return None
+        import ctypes
+
+        class DlInfo(ctypes.Structure):
+            _fields_ = [("fname", ctypes.c_char_p), ("fbase", ctypes.c_void_p),
+                        ("sname", ctypes.c_char_p), ("saddr", ctypes.c_void_p)]
+        table = ctypes.c_void_p.from_address(device.int_ptr).value
+        entry = table and ctypes.c_void_p.from_address(table + ctypes.sizeof(ctypes.c_void_p)).value
+        if not entry:
+            return None
         try:
-            with _quiet_stderr():
-                context = cl.Context([device])
-                program = cl.Program(context, source).build(options=list(BUILD_OPTIONS),
-                                                            devices=[device])
-                cl.Kernel(program, "fcl_probe")
-            _verdicts[key] = None
-        except Exception as e:      # cl.Error, or a driver that raises something else
-            _verdicts[key] = _reason(e)
-    return _verdicts[key]
+            dladdr = ctypes.CDLL(None).dladdr
+        except AttributeError:          # glibc before 2.34: in libdl
+            dladdr = ctypes.CDLL("libdl.so.2").dladdr
+        dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(DlInfo)]
+        info = DlInfo()
+        if not dladdr(entry, ctypes.byref(info)) or not info.fname:
+            return None
+        return os.path.realpath(os.fsdecode(info.fname))
+    except Exception:       # no ctypes, no dladdr, a platform that answers oddly
+        return None
+
+
+def _verdict_file(device) -> str | None:
+    """Where the probe's verdict on `device` is kept: keyed by the driver's library file,
+    its size and mtime, the device and the probe; None with FCL_NO_CACHE=1 or an unknown driver."""
+    if os.environ.get("FCL_NO_CACHE") == "1":
+        return None
+    lib = _driver_file(device)
+    if lib is None:
+        return None
+    try:
+        st = os.stat(lib)
+        facts = [lib, st.st_size, st.st_mtime_ns, device.name, device.driver_version,
+                 device.platform.name, device.platform.version, PROBE_SOURCE, BUILD_OPTIONS,
+                 _broken_by_test(device)]
+    except Exception:       # the file is gone, or the device does not answer
+        return None
+    digest = hashlib.sha256(repr(facts).encode()).hexdigest()[:32]
+    return _cache_folder("probes", digest + ".json")
+
+
+def _load_verdict(entry: str):
+    """(verdict,) kept at `entry`, or None when there is none (or it is unreadable)."""
+    import json
+    try:
+        with open(entry, encoding="utf-8") as f:
+            verdict = json.load(f)["verdict"]
+    except Exception:       # missing, damaged, written by something else
+        return None
+    return (verdict,) if verdict is None or isinstance(verdict, str) else None
+
+
+def _store_verdict(entry: str, device, verdict):
+    """Keep `verdict` at `entry` (whole or not at all); a folder that cannot be written costs
+    only the next process's probe."""
+    import json
+    import tempfile
+    tmp = None
+    try:
+        os.makedirs(os.path.dirname(entry), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(entry), suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump({"device": describe(device), "driver": _driver_file(device), "verdict": verdict}, f)
+        os.replace(tmp, entry)      # whole or not at all, also with another process writing
+    except OSError:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def build(program, options=BUILD_OPTIONS, devices=None):
+    """program.build(options, devices) without pyopencl's CompilerWarning ("Non-empty
+    compiler output"): Intel's runtime writes a build log for every build, and a failed
+    build raises with its log anyway."""
+    import warnings
+    import pyopencl as cl
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cl.CompilerWarning)
+        return program.build(options=list(options), devices=devices)
 
 
 class _quiet_stderr:
@@ -291,19 +472,25 @@ def default_context(spec=None):
                            f"({whys or 'devices present: ' + ', '.join(describe(d) for d in devices)})")
     if os.environ.get("PYOPENCL_CTX"):
         register_intel_cpu_runtime()
-        return cl.create_some_context(interactive=False)
+        context = cl.create_some_context(interactive=False)
+        why = probe(context.devices[0])
+        if why is not None:
+            raise RuntimeError(f"PYOPENCL_CTX={os.environ['PYOPENCL_CTX']!r} selects "
+                               f"{describe(context.devices[0])}, which cannot build kernels ({why}): "
+                               "unset it or choose another device")
+        return context
     devices = all_devices()
     device = default_device(devices)
     if device is None:
         whys = "; ".join(f"{describe(d)}: {probe(d)}" for d in candidates(devices))
         raise RuntimeError(f"no OpenCL device can build kernels ({whys or 'none found'}); "
-                           "install FCL's dependencies (pip install pocl-binary-distribution, "
-                           "or intel-opencl-rt on x86-64 Linux) or a GPU driver")
+                           f"{no_device_hint(devices)}")
     return cl.Context([device])
 
 
 def embeddable() -> str:
-    """This module's code (after its docstring), for printing into another module."""
+    """This module's code (after its docstring, before this function), for printing into another module."""
     with open(__file__, encoding="utf-8") as f:
         text = f.read()
-    return "\n# ---- device choice: fcl/runtime/platforms.py ----\n" + text[text.index("\nimport "):]
+    return ("\n# ---- device choice: fcl/runtime/platforms.py ----\n"
+            + text[text.index("\nimport "):text.index("\ndef embeddable(")])
