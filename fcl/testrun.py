@@ -3,7 +3,8 @@
 Each `input`/`output` pair runs on the reference evaluator and, unless told
 otherwise, compiled on the OpenCL device; both must give the expected value
 (doubles and floats within 1e-6 relative).  An `error:` test expects a program
-error from the evaluator whose message contains the text.  Prints the device
+error whose message contains the text from the evaluator and, unless told otherwise,
+from the compiled program on the device (a value there fails the test).  Prints the device
 used, one line per test and a closing `N passed, N failed` line; returns the
 exit status.  A problem
 with the device itself (EnvironmentProblem: none usable, out of memory) is not a
@@ -206,13 +207,7 @@ def run_case(prog, case, device, hw, seed, kernels) -> tuple[bool, str]:
     except FCLError as e:
         return False, f"bad input: {e.message}"
     if case.error is not None:
-        try:
-            result = prog.evaluate(case.entry, *args, **hw)
-        except FCLError as e:
-            if case.error.lower() in e.message.lower():
-                return True, f"(error: {case.error})"
-            return False, f"expected an error containing '{case.error}', got: {e.message}"
-        return False, f"expected an error containing '{case.error}', got {short(format_value(result))}"
+        return expect_error(prog, case, args, device, hw, kernels)
     try:
         expected = parse_arg(case.expected)
     except FCLError as e:
@@ -227,23 +222,62 @@ def run_case(prog, case, device, hw, seed, kernels) -> tuple[bool, str]:
                       f"{mismatch(expected, result)}"
     if device is not None:
         try:
-            key = (id(prog), case.entry)
-            if key not in kernels:
-                kernels[key] = prog.compile(case.entry, device=device or None, **hw)
-            result = kernels[key](*args)
+            result = run_on_device(prog, case, args, device, hw, kernels)
         except FCLError as e:
             return False, f"device: {located(e)}"
-        except EnvironmentProblem:
-            raise           # the device, not this test: fclc reports it once and exits 2
-        except CompilerBug as e:
-            return False, f"device: internal compiler error (a bug in FCL): {short(str(e), 300)}"
-        except Exception as e:  # noqa: BLE001 - one broken test must not stop the others
-            return False, f"device: internal error (a bug in FCL): {type(e).__name__}: {short(str(e), 300)}"
+        except _DeviceBug as e:
+            return False, str(e)
         if not values_equal(expected, result):
             return False, f"device gave {short(format_value(result))}, expected {short(case.expected)}" \
                           f"{mismatch(expected, result)}"
         where.append("device")
     return True, f"({', '.join(where)})"
+
+
+def expect_error(prog, case, args, device, hw, kernels) -> tuple[bool, str]:
+    """An `error:` test: the evaluator and the compiled program (on the device) must both
+    report an error whose message contains the text."""
+    from fcl.values import format_value
+    want = case.error.lower()
+    try:
+        result = prog.evaluate(case.entry, *args, **hw)
+    except FCLError as e:
+        if want not in e.message.lower():
+            return False, f"expected an error containing '{case.error}', got: {e.message}"
+    else:
+        return False, f"expected an error containing '{case.error}', got {short(format_value(result))}"
+    if device is None:
+        return True, f"(error: {case.error})"
+    try:
+        result = run_on_device(prog, case, args, device, hw, kernels)
+    except FCLError as e:
+        if want not in e.message.lower():
+            return False, f"device: expected an error containing '{case.error}', got: {located(e)}"
+        return True, f"(error: {case.error}; evaluator, device)"
+    except _DeviceBug as e:
+        return False, str(e)
+    return False, (f"device gave {short(format_value(result))} where the evaluator reports an error "
+                   f"containing '{case.error}'")
+
+
+class _DeviceBug(Exception):
+    """A compiled test that failed through a bug in FCL (the message says so)."""
+
+
+def run_on_device(prog, case, args, device, hw, kernels):
+    """The entry compiled (once per program and entry) and run on the device on `args`:
+    the result, or the program's FCLError; _DeviceBug for a bug in FCL."""
+    try:
+        key = (id(prog), case.entry)
+        if key not in kernels:
+            kernels[key] = prog.compile(case.entry, device=device or None, **hw)
+        return kernels[key](*args)
+    except (FCLError, EnvironmentProblem):
+        raise           # the program's error; the device's problem, which fclc reports once and exits 2
+    except CompilerBug as e:
+        raise _DeviceBug(f"device: internal compiler error (a bug in FCL): {short(str(e), 300)}") from None
+    except Exception as e:  # noqa: BLE001 - one broken test must not stop the others
+        raise _DeviceBug(f"device: internal error (a bug in FCL): {type(e).__name__}: {short(str(e), 300)}") from None
 
 
 def mismatch(expected, actual, path: str = "") -> str:

@@ -139,8 +139,6 @@ def _device_params():
     out = []
     for c in CASES:
         path, case, bs = c
-        if case.error is not None:
-            continue        # run-time errors are the evaluator's (the device computes x/0 = 0)
         if bs == 64 and path in OCLGRIND_AT_64:
             continue
         reason = CODEGEN_BUGS.get((Path(path).name, case.entry))
@@ -152,7 +150,13 @@ def _device_params():
 @needs_device
 @pytest.mark.parametrize("c", _device_params())
 def test_compiled_matches_evaluator(c):
+    """The compiled program gives the evaluator's value, or (an `error:` block) its error."""
     path, case, bs = c
+    if case.error is not None:
+        with pytest.raises(FCLError) as info:
+            kernel(path, case.entry, bs)(*args_of(case))
+        assert case.error.lower() in info.value.message.lower(), info.value.message
+        return
     expected = evaluated(path, case, bs)
     result = kernel(path, case.entry, bs)(*args_of(case))
     assert values_equal(expected, result), f"device gave {show(result)}, evaluator {show(expected)}"
@@ -463,6 +467,17 @@ def test_every_buffer_declaration_names_its_force_or_while(path, entry):
             line = int(m.group(3))
             text = where.read_text().splitlines()[line - 1]
             assert construct in text, f"{where.name}:{line} does not hold a {construct}"
+
+
+@pytest.mark.parametrize("path, entry", list(every_entry()), ids=lambda x: getattr(x, "name", x))
+def test_work_item_ids_are_ints_in_every_expression(path, entry):
+    """OpenCL's work-item functions return size_t: an id minus 7 would be a huge unsigned
+    value, compared and divided as one (tests/programs/negative_ids.fcl).  Every use is
+    converted to FCL's int at once."""
+    _, source = plan_of(path, entry)
+    bare = re.findall(r"(?<!\(int\))\bget_(?:global|local|group)_(?:id|size)\(0\)|(?<!\(int\))\bget_num_groups\(0\)",
+                      source)
+    assert not bare, f"size_t work-item functions in expressions: {bare}"
 
 
 # ---------------------------------------------------------------- errors

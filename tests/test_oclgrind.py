@@ -63,6 +63,17 @@ for job in jobs:
     values = [parse_arg(a) for a in args]
     key = (path, entry, bs)
     where = f"{path}:{entry} #BlockSize {bs} {' '.join(a[:40] for a in args)}"
+    if job.get("error"):        # an `error:` block: the kernels must report it too
+        try:
+            if key not in kernels:
+                kernels[key] = prog.compile(entry, block_size=bs, num_groups=NUM_GROUPS, device="Oclgrind")
+            result = kernels[key](*values)
+        except fcl.FCLError as e:
+            ok = job["error"].lower() in e.message.lower()
+            print(f"ok {where}" if ok else f"MISMATCH {where}: oclgrind reports {e.message}", flush=True)
+        else:
+            print(f"MISMATCH {where}: oclgrind {format_value(result)[:200]}, evaluator: an error", flush=True)
+        continue
     try:
         expected = prog.evaluate(entry, *values, block_size=bs, num_groups=NUM_GROUPS)
         if key not in kernels:
@@ -82,8 +93,8 @@ for job in jobs:
 def block_jobs(path: Path, bs: int) -> list[dict]:
     from fcl.testblocks import parse_test_blocks
     cases = parse_test_blocks(path.read_text(), str(path))
-    return [{"path": str(path), "entry": c.entry, "args": list(c.args), "bs": bs}
-            for c in cases if c.error is None]
+    return [{"path": str(path), "entry": c.entry, "args": list(c.args), "bs": bs, "error": c.error}
+            for c in cases]
 
 
 FILES = sorted((REPO / "examples").glob("*.fcl")) + sorted(PROGRAMS.glob("*.fcl"))

@@ -145,6 +145,8 @@ class KernelRun:
                 yield from self.loop(s, wi)
             elif t is K.Barrier:
                 yield id(s)
+            elif t is K.Fail:
+                K.record_failure(self.array(s.buf, wi), s.site, *(self.ev(v, wi) for v in s.values))
             elif t is K.AtomicOr:
                 arr, i = self.array(s.buf, wi), self.ev(s.index, wi)
                 self.check_index(s.buf, arr, i)

@@ -27,6 +27,7 @@ import typing
 from dataclasses import dataclass
 
 from fcl import scalars
+from fcl.errors import CompilerBug
 from fcl.hw import Level, Name, ScalarType, Space
 
 LEVELS = tuple(Level)      # LEVELS[depth] is the Level of that depth
@@ -231,29 +232,35 @@ class Checked(Expr):
         return self.index.buffers_read | self.length.buffers_read | {self.buf}
 
 
-# What a bounds buffer holds (4 ints, zero when allocated): the bits of the sites that
-# failed (bit min(site, BOUNDS_BIT_CAP)), then the site, index and length of the first
-# failure recorded.
-BOUNDS_WORDS = 4
+# What a bounds buffer (the plan's run-time checks) holds, CHECK_WORDS ints, zero when
+# allocated: the bits of the sites that failed (bit min(site, BOUNDS_BIT_CAP)), then the site
+# of the first failure recorded and up to CHECK_VALUES values it recorded (a `Checked`: the
+# index and the length; a `Fail`: its values), from which plan.failure_message words the error.
+CHECK_VALUES = 4
+BOUNDS_WORDS = 2 + CHECK_VALUES
 BOUNDS_BIT_CAP = 30
 
 
-class IndexOutOfRange(Exception):
-    """A checked index out of range, found while evaluating a host expression."""
+class CheckFailed(Exception):
+    """A run-time check that failed while evaluating a host expression: its site and values."""
 
-    def __init__(self, site: int, index: int, length: int):
-        super().__init__(site, index, length)
-        self.site, self.index, self.length = site, index, length
+    def __init__(self, site: int, *values: int):
+        super().__init__(site, *values)
+        self.site, self.values = site, values
 
 
-def record_failure(err, site: int, index: int, length: int):
-    """What a failing check does to its bounds buffer `err` (a sequence of 4 ints),
-    on every device and in the interpreter: set the site's bit; the first failure
-    also records its site, index and length."""
+def record_failure(err, site: int, *values: int):
+    """What a failing check does to its bounds buffer `err` (a sequence of BOUNDS_WORDS
+    ints), on every device and in the interpreter: set the site's bit; the first failure
+    also records its site and values."""
+    if len(values) > CHECK_VALUES:
+        raise CompilerBug(f"a check records {len(values)} values, at most {CHECK_VALUES}")
     old = int(err[0])
     err[0] = old | (1 << min(site, BOUNDS_BIT_CAP))
     if old == 0:
-        err[1], err[2], err[3] = site, index, length
+        err[1] = site
+        for k, v in enumerate(values):
+            err[2 + k] = v
 
 
 class Hw(Name):
@@ -478,6 +485,16 @@ VECTOR_WIDTHS = (2, 4)
 
 
 @dataclass(frozen=True)
+class Fail(Stmt):
+    """A run-time error of the program found where control reaches this statement (under
+    the `If` that tests for it): recorded in the bounds buffer `buf` as site `site` with
+    `values` (see `record_failure`); the error's words are plan.failure_message's."""
+    buf: str
+    site: int
+    values: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
 class Comment(Stmt):
     text: str
 
@@ -634,6 +651,8 @@ def _simplify_int(op: str, a: Expr, b: Expr) -> Expr | None:
         return cint(0)
     if op in ("shl", "shr") and is_const(b, 0):
         return a
+    if op in _FOLD_CMP and a == b and not a.kinds & _KIND_BIT[Checked]:    # x == x, x < x ...
+        return Const("bool", op in ("eq", "le", "ge"))
     return None
 
 
@@ -662,6 +681,53 @@ def checked(index: Expr, length: Expr, buf: str, site: int) -> Expr:
     if isinstance(index, Const) and isinstance(length, Const) and 0 <= index.value < length.value:
         return index
     return Checked("int", index, length, buf, site)
+
+
+def checked_divisor(b: Expr, a: Expr, buf: str, site: int) -> Expr:
+    """The divisor b of `a / b` or `a % b`, checked: b where b != 0, else a failed check
+    (site `site`, recording the dividend a) whose value 0 makes fcl_div and fcl_mod give 0.
+    Its value is b's wherever the division's is not 0 either (`plain_divisor`)."""
+    return select(binop("ne", b, cint(0)), b, Checked("int", a, cint(0), buf, site))
+
+
+def plain_divisor(e: Expr) -> Expr:
+    """b for a divisor that `checked_divisor` checks, else e: `a / b` and `a / e` have the
+    same value (0 where b = 0), so analyses see through the check."""
+    if isinstance(e, Select) and isinstance(e.b, Checked) and isinstance(e.cond, Bin) and e.cond.op == "ne" \
+            and e.cond.a == e.a and is_const(e.cond.b, 0):
+        return e.a
+    return e
+
+
+def hoist_divisor_checks(e: Expr) -> tuple[Expr, list] | None:
+    """(e with plain divisors, the (divisor, check) pair of each divisor check it always
+    evaluates), for a host copy of e whose checks the kernel makes apart; None where e holds
+    another run-time check or a divisor check that only some of its evaluations reach (an
+    arm of a select, the right side of && and ||)."""
+    found = []
+
+    def strip(x: Expr) -> Expr:
+        d = plain_divisor(x)
+        if d is not x:
+            found.append((d, x.b))
+            return strip(d)
+        if isinstance(x, Checked):
+            raise _Unhoistable
+        if isinstance(x, Select) or isinstance(x, Bin) and x.op in ("and", "or"):
+            if x.kinds & _KIND_BIT[Checked]:
+                raise _Unhoistable
+            return x
+        children = {name: (strip(getattr(x, name)) if kind == "expr" else tuple(strip(c) for c in getattr(x, name)))
+                    for name, kind in _child_fields(type(x)) if kind != "block"}
+        return refold(x, **children) if children else x
+    try:
+        return strip(e), found
+    except _Unhoistable:
+        return None
+
+
+class _Unhoistable(Exception):
+    pass
 
 
 def select(c: Expr, a: Expr, b: Expr) -> Expr:
@@ -965,6 +1031,8 @@ def accesses(s: Stmt) -> tuple[set[str], set[str]]:
         reads.add(s.buf)
     elif isinstance(s, DeclPtr):
         reads.add(s.init)
+    elif isinstance(s, Fail):       # like a `Checked`, an atomic record in the bounds buffer
+        reads.add(s.buf)
     return reads, writes
 
 
@@ -1019,7 +1087,7 @@ def eval_host(e: Expr, env: dict[str, object], total: bool = False):
     if isinstance(e, Checked):
         i, n = eval_host(e.index, env, total), eval_host(e.length, env, total)
         if not 0 <= i < n:
-            raise IndexOutOfRange(e.site, i, n)
+            raise CheckFailed(e.site, i, n)
         return i
     raise LookupError(type(e).__name__)
 
@@ -1091,6 +1159,8 @@ def _format_head(s: Stmt) -> str:
         return f"if {format_expr(s.cond)}"
     if isinstance(s, Loop):
         return "loop"
+    if isinstance(s, Fail):
+        return f"fail#{s.site}({', '.join(format_expr(v) for v in s.values)})"
     if isinstance(s, AtomicOr):
         return f"atomic_or {s.buf}[{format_expr(s.index)}] {format_expr(s.value)}"
     if isinstance(s, Barrier):

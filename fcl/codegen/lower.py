@@ -141,7 +141,7 @@ class Builder:
         self.guard: BufRec | None = None        # see _guarded_loop
         self.guarded: list[str] = []
         self.bounds: BufRec | None = None       # see checked_index
-        self.sites: list[Span | None] = []
+        self.sites: list[P.Site] = []
         self.parent: Builder | None = None      # a dry probe whose expressions the real plan keeps
 
     def checked_index(self, i: K.Expr, n: K.Expr) -> K.Expr:
@@ -151,16 +151,31 @@ class Builder:
         root = self.parent or self
         if not root.checks or isinstance(K.checked(i, n, "", -1), K.Const):
             return i
-        if root.dry:            # a probe whose code is thrown away
-            return K.checked(i, n, "", -1)
+        return K.checked(i, n, *self.check_site("index"))
+
+    def check_site(self, kind: str, span: Span | None = None) -> tuple[str, int]:
+        """(the plan's bounds buffer, a new site) for a run-time check of `kind` (see
+        plan.failure_message) at `span` (by default the current one); ("", -1) in a probe
+        whose code is thrown away."""
+        root = self.parent or self
+        if root.dry:
+            return "", -1
         if root.bounds is None:         # (named without the counter: other names stay as they were)
-            root.bounds = BufRec("bounds", "global", K.cint(K.BOUNDS_WORDS), "device bounds checks", None,
+            root.bounds = BufRec("bounds", "global", K.cint(K.BOUNDS_WORDS), "device run-time checks", None,
                                  "bounds", ty="int")
             root.bufs[root.bounds.name] = root.bounds
             root.globals.append(root.bounds)
             root.host.append(P.Alloc(root.bounds.name))
-        root.sites.append(self.span)
-        return K.checked(i, n, root.bounds.name, len(root.sites) - 1)
+        root.sites.append(P.Site(kind, span or self.span))
+        return root.bounds.name, len(root.sites) - 1
+
+    def checked_divisor(self, a: K.Expr, b: K.Expr, op: str, span: Span | None) -> K.Expr:
+        """The divisor `b` of the int `a / b` or `a % b` at `span`: the evaluator reports a
+        zero divisor, so where b is not a nonzero constant it is `b` where nonzero and else a
+        failed check that records the dividend (and gives 0: fcl_div and fcl_mod are total)."""
+        if isinstance(b, K.Const) and b.value != 0:
+            return b
+        return K.checked_divisor(b, a, *self.check_site(op, span))
 
     def host_computable(self, e: K.Expr) -> bool:
         """True when the host can compute `e` from the arguments (sizes stay so)."""
@@ -288,24 +303,33 @@ class Ctx:
         self.emit(K.Let(name, e))
         return K.Var(e.ty, name)
 
-    def share(self, v: SVal) -> SVal:
+    def share(self, v: SVal, eager: bool = False) -> SVal:
         """Name the large scalar expressions in a value that is about to be copied (a
         function's argument, a let's value), so each copy is a variable, not the whole
         expression again (nested lets and maps would otherwise grow the code
         exponentially).  Unlike `bind`, also at a kernel's top: a name used after a
-        kernel boundary is carried across it (`carry_scalars`)."""
+        kernel boundary is carried across it (`carry_scalars`).  `eager`: the value of a
+        `let` or an element of an array literal, which the evaluator computes where it is
+        written, so its run-time checks (an `index`, a divisor) are made here, used or not."""
         if isinstance(v, SPair):
-            return SPair(self.share(v.a), self.share(v.b))
+            return SPair(self.share(v.a, eager), self.share(v.b, eager))
         if not isinstance(v, SScalar) or isinstance(v.e, (K.Const, K.Var, K.HwId)):
             return v
-        if sum(1 for _ in K.walk_expr(v.e)) < SHARE_MIN:
+        checks = v.e.kinds & K.kind_bits(K.Checked)
+        if sum(1 for _ in K.walk_expr(v.e)) < SHARE_MIN and not (eager and checks):
             return v
         # stays host-computable (it may be a size); but the host computes its variables before
         # each launch, whatever the kernel's branches and loops do, so a bounds-checked index
         # (an error when out of range) goes there only from a kernel's top, which always runs
-        checked = any(isinstance(x, K.Checked) for x in K.walk_expr(v.e))
-        if self.b.host_computable(v.e) and v.e.ty == "int" and (self.top or not checked):
-            return SScalar(self.b.host_scalar(v.e))
+        if self.b.host_computable(v.e) and v.e.ty == "int":
+            if self.top or not checks:
+                return SScalar(self.b.host_scalar(v.e))
+            hoisted = K.hoist_divisor_checks(v.e)
+            if hoisted is not None:         # the host divides; here the kernel checks the divisors
+                plain, checks = hoisted
+                for divisor, check in (c for c in checks if c[1].site >= 0):
+                    self.emit(K.If(K.binop("eq", divisor, K.cint(0)), (K.Fail(check.buf, check.site, (check.index,)),)))
+                return SScalar(self.b.host_scalar(plain))
         name = self.b.fresh("sh")
         self.emit(K.Let(name, v.e))
         return SScalar(K.Var(v.e.ty, name))
@@ -439,7 +463,7 @@ class Lowerer:
         value = self.ev(ctx, env, e.value)
         if isinstance(value, SScalar):
             value = SScalar(ctx.bind(value.e))
-        return self.ev(ctx, {**env, e.name: ctx.share(value)}, e.body)
+        return self.ev(ctx, {**env, e.name: ctx.share(value, eager=True)}, e.body)
 
     def ev_If(self, ctx, env, e):
         cond = self.ev(ctx, env, e.cond)
@@ -454,7 +478,7 @@ class Lowerer:
     def ev_ArrayLit(self, ctx, env, e):
         if not e.elems:     # `[]`: any read is out of range; a value of its type stands in
             return empty_array(env[INST].at(e).elem)
-        elems = [self.ev(ctx, env, x) for x in e.elems]
+        elems = [ctx.share(self.ev(ctx, env, x), eager=True) for x in e.elems]
         return literal_array(elems)
 
     def ev_UnOp(self, ctx, env, e):
@@ -476,7 +500,10 @@ class Lowerer:
             return self.short_circuit(ctx, env, e)
         a = self.ev(ctx, env, e.left).e
         b = self.ev(ctx, env, e.right).e
-        return SScalar(K.binop(BINOPS[e.op], a, b))
+        op = BINOPS[e.op]
+        if op in ("div", "mod") and a.ty == "int":
+            b = ctx.b.checked_divisor(a, b, op, e.span)
+        return SScalar(K.binop(op, a, b))
 
     def short_circuit(self, ctx, env, e):
         """`a && b`, `a || b`: b's code (a loop, a checked index in it) runs only when a
@@ -754,9 +781,14 @@ def as_scalar(ctx, v: SVal) -> SScalar:
     return v
 
 
-def parts_scheme(level: int, n: K.Expr, parts: SPull, place: Callable, span) -> SPush:
+def parts_scheme(level: int, n: K.Expr, parts: SPull, place: Callable, fits: Callable, span) -> SPush:
     """`concat`/`interleave` at `level`: part p goes to the p-th sub-unit, element j
-    of it to position place(ctx, p, j)."""
+    of it to position place(ctx, p, j, count) (with the condition that it is inside the
+    result and the failure to record where it is not, the evaluator's error: such a position
+    is never written).  A part
+    whose length m the operation does not take is the evaluator's error too:
+    fits(ctx, p, m, count, active) checks it at the part's top and gives the condition, so
+    the part writes nothing then (no element lands outside the result or on another part's)."""
     def run(ctx: Ctx, w):
         check_level(ctx, level, "compute")
         var, active = ctx.b.fresh("part"), ctx.b.fresh("active")
@@ -765,15 +797,31 @@ def parts_scheme(level: int, n: K.Expr, parts: SPull, place: Callable, span) -> 
         part = parts.at(body, p)
         if not isinstance(part, SPush) or part.level != level - 1:
             raise CompilerBug("concat of parts at the wrong level")
+        going = K.binop("and", K.Var("bool", active), fits(body, p, part.n, parts.n, K.Var("bool", active)))
 
         def inner(c, j, v):
+            pos, inside, outside = place(c, p, j, parts.n)
             guarded = c.sub()
-            w(guarded, place(guarded, p, j), v)
-            c.emit(K.If(K.Var("bool", active), tuple(guarded.stmts)))
+            w(guarded, pos, v)
+            writes = tuple(guarded.stmts)
+            if not K.is_const(inside, True):
+                writes = (K.If(inside, writes, outside),)
+            c.emit(K.If(going, writes))
         part.run(body, inner)
         reuse_barrier(body, level, p, parts.n)
         ctx.emit(K.PartFor(LEVEL_NAMES[level], var, parts.n, tuple(body.stmts), active))
     return SPush(level, K.mul(n, parts.n), run, span)
+
+
+def fail_unless(ctx: Ctx, ok: K.Expr, kind: str, values: tuple, span=None, when: K.Expr | None = None) -> K.Expr:
+    """`ok`, a condition the evaluator reports as the run-time error `kind` where it is false
+    (and `when` holds): emits the failure (the plan's check, recording `values`) there."""
+    if not isinstance(ok, K.Const) or not ok.value:
+        buf, site = ctx.b.check_site(kind, span)
+        failed = K.unop("not", ok) if when is None else K.binop("and", when, K.unop("not", ok))
+        if site >= 0:
+            ctx.emit(K.If(failed, (K.Fail(buf, site, tuple(values)),)))
+    return ok
 
 
 def reuse_barrier(body: Ctx, level: int, p: K.Expr, count: K.Expr):
@@ -1090,7 +1138,7 @@ def _guarded_loop(ctx, head, cond, body, holder: str, length=None):
 
 def _host_while(ctx, cond, step, bufs, n) -> SPull:
     """A grid-level while with a run-time condition: a loop of launches on the host.
-    One work-item evaluates the condition into a flag the host reads; the step
+    The first work-group evaluates the condition into a flag the host reads; the step
     kernels read alias `cur` and write alias `nxt`, which the host binds to the two
     global buffers in turn; the length lives in a host variable passed to kernels."""
     b = ctx.b
@@ -1115,8 +1163,11 @@ def _host_while(ctx, cond, step, bufs, n) -> SPull:
         b.host_vars.append(K.Param(go, "int"))
         flag = b.buffer("global", K.cint(1), origin_of(b.span, "while condition"), "flag", prefix="flag",
                         ty="int")
-        head.emit(K.Store(flag.name, K.cint(0), K.select(c, K.cint(1), K.cint(0))))
-        ctx.emit(K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)), tuple(head.stmts)))
+        # the first work-group evaluates the condition (a block-level computation in it, with
+        # its barriers, needs the whole group); its first work-item stores it
+        store = K.Store(flag.name, K.cint(0), K.select(c, K.cint(1), K.cint(0)))
+        head.emit(K.If(K.binop("eq", K.HwId("int", "lid"), K.cint(0)), (store,)))
+        ctx.emit(K.If(K.binop("eq", K.HwId("int", "group_id"), K.cint(0)), tuple(head.stmts)))
         b.split_kernel()
         head_host.append(P.ReadScalar(go, flag.name))
         loop_cond = K.binop("ne", K.Var("int", go), K.cint(0))
@@ -1453,14 +1504,32 @@ def primitives() -> dict[str, SVal]:
 
 
 def concat(ctx, n, parts, level: int):
-    """`concat n parts` whose parts the typed core puts at `level` - 1."""
-    return parts_scheme(level, n.e, parts, lambda c, p, j: K.add(K.mul(p, n.e), j), ctx.b.span)
+    """`concat n parts` whose parts the typed core puts at `level` - 1: each part of n elements."""
+    span = ctx.b.span
+
+    def place(c, p, j, count):
+        return K.add(K.mul(p, n.e), j), K.Const("bool", True), ()
+
+    def fits(c, p, m, count, active):
+        return fail_unless(c, K.binop("eq", m, n.e), "concat", (p, m, n.e, count), span, active)
+    return parts_scheme(level, n.e, parts, place, fits, span)
 
 
 def interleave(ctx, n, f, parts, level: int):
-    def place(c, p, j):
-        return as_scalar(c, apply(c, f, SPair(SScalar(p), SScalar(j)))).e
-    return parts_scheme(level, n.e, parts, place, ctx.b.span)
+    """`interleave n f parts`: element j of part p (at most n elements) at position f (p, j),
+    inside the result of n * (the number of parts) elements."""
+    span = ctx.b.span
+
+    def place(c, p, j, count):
+        pos, total = as_scalar(c, apply(c, f, SPair(SScalar(p), SScalar(j)))).e, K.mul(n.e, count)
+        pos = c.bind(pos, "pos")
+        inside = K.binop("and", K.binop("le", K.cint(0), pos), K.lt(pos, total))
+        buf, site = c.b.check_site("interleave-position", span)
+        return pos, inside, (K.Fail(buf, site, (p, j, pos, total)),) if site >= 0 else ()
+
+    def fits(c, p, m, count, active):
+        return fail_unless(c, K.binop("le", m, n.e), "interleave-part", (p, m, n.e), span, active)
+    return parts_scheme(level, n.e, parts, place, fits, span)
 
 
 def _elem(fn):
@@ -1534,7 +1603,7 @@ def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], e
         hw = dict(hw, **{"#NumGroups": launch_groups})
     plan = assemble(b, name, args, params, result, hw)
     spans = {n: r.span for n, r in b.bufs.items()}
-    spans.update({site_key(k): span for k, span in enumerate(b.sites)})
+    spans.update({site_key(k): site.span for k, site in enumerate(b.sites)})
     return plan, spans
 
 
@@ -1553,7 +1622,7 @@ def core_of(decls) -> C.TypedCore:
 
 
 def site_key(k: int) -> str:
-    """The key of checked `index` number k in lower_entry's spans."""
+    """The key of run-time check number k in lower_entry's spans."""
     return f"index site {k}"
 
 
@@ -1713,7 +1782,8 @@ def assemble(b: Builder, name, args, params, result: P.Result, hw) -> P.Plan:
     checks = (P.CheckSteps(b.guard.name, tuple(b.guarded)),) if b.guard is not None and b.guarded else ()
     bounds = ()
     if b.bounds is not None:
-        bounds = (P.CheckBounds(b.bounds.name, tuple(site_text(span) for span in b.sites)),)
+        bounds = (P.CheckBounds(b.bounds.name, tuple(site_text(site.span) for site in b.sites),
+                                tuple(site.kind for site in b.sites)),)
         checks = bounds + checks
 
     def resolve(stmts) -> tuple:
@@ -1736,7 +1806,7 @@ def assemble(b: Builder, name, args, params, result: P.Result, hw) -> P.Plan:
 
 
 def site_text(span: Span | None) -> str:
-    """Where a checked `index` is, as `file:line:col`."""
+    """Where a run-time check is, as `file:line:col`."""
     return span.location() if span is not None else "?"
 
 

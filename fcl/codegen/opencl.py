@@ -34,16 +34,24 @@ static inline int fcl_abs(int a) {{ return a < 0 ? fcl_neg(a) : a; }}
 static inline int fcl_skew(int i) {{ return i + (i >> 5); }}
 """
 
-CHECK = """\
-/* a bounds-checked index (fclc --no-bounds-checks leaves them out): outside [0, n) it sets
-   the site's bit in err[0], the first failure also stores its site, index and length,
-   and the index becomes 0, so the read stays inside the buffer */
-static inline int fcl_check(int i, int n, __global int* err, int site) {
-  if (i >= 0 && i < n) return i;
-  if (atomic_or(&err[0], 1 << min(site, %d)) == 0) { err[1] = site; err[2] = i; err[3] = n; }
-  return 0;
+FAIL = """\
+/* a run-time check that failed (see kir.record_failure): set the site's bit in err[0]; the
+   first failure also stores its site and values */
+static inline void fcl_fail(__global int* err, int site, int a, int b, int c, int d) {
+  if (atomic_or(&err[0], 1 << min(site, %d)) == 0) { err[1] = site; err[2] = a; err[3] = b; err[4] = c; err[5] = d; }
 }
 """ % K.BOUNDS_BIT_CAP
+
+CHECK = """\
+/* a bounds-checked index (fclc --no-bounds-checks leaves them out): outside [0, n) it
+   records a failure with the index and length, and the index becomes 0, so the read stays
+   inside the buffer */
+static inline int fcl_check(int i, int n, __global int* err, int site) {
+  if (i >= 0 && i < n) return i;
+  fcl_fail(err, site, i, n, 0, 0);
+  return 0;
+}
+"""
 
 MINMAX = "static inline {t} fcl_min_{t}({t} a, {t} b) {{ return b < a ? b : a; }}\n" \
          "static inline {t} fcl_max_{t}({t} a, {t} b) {{ return a < b ? b : a; }}\n"
@@ -51,6 +59,7 @@ MINMAX = "static inline {t} fcl_min_{t}({t} a, {t} b) {{ return b < a ? b : a; }
 # C precedence levels (higher binds tighter); a trip count in a loop header
 # (`i < n`, `n - 1`) is printed with parentheses unless it binds like `*` or tighter.
 BOUND = 12
+PREFIX = 14          # `!x`, `-x`, `(int)x`
 PREC = {"or": 3, "and": 4, "bor": 5, "bxor": 6, "band": 7, "eq": 8, "ne": 8,
         "lt": 9, "le": 9, "gt": 9, "ge": 9, "shl": 10, "shr": 10, "add": 11, "sub": 11,
         "mul": 12, "div": 12, "mod": 12}
@@ -78,11 +87,13 @@ class OpenCLRenderer:
     private_kw = "__private"
     kernel_kw = "__kernel"
     barrier = "barrier(CLK_LOCAL_MEM_FENCE);"
-    local_id = "get_local_id(0)"
-    group_id = "get_group_id(0)"
-    num_groups = "get_num_groups(0)"
-    global_id = "get_global_id(0)"
-    global_size = "get_global_size(0)"
+    # the work-item functions return size_t; FCL's ids and sizes are ints, so every use
+    # converts (an id minus 7 is negative, never a huge unsigned value)
+    local_id = "(int)get_local_id(0)"
+    group_id = "(int)get_group_id(0)"
+    num_groups = "(int)get_num_groups(0)"
+    global_id = "(int)get_global_id(0)"
+    global_size = "(int)get_global_size(0)"
 
     @property
     def hw_ids(self) -> dict:
@@ -117,6 +128,8 @@ class OpenCLRenderer:
         for t in ("int", "float", "double"):
             if f"fcl_min_{t}" in text or f"fcl_max_{t}" in text:
                 out += MINMAX.format(t=t)
+        if "fcl_check(" in text or "fcl_fail(" in text:
+            out += FAIL
         if "fcl_check(" in text:
             out += CHECK
         return out
@@ -200,6 +213,9 @@ class OpenCLRenderer:
             return self.vload(s, pad)
         if isinstance(s, K.VStore):
             return self.vstore(s, pad)
+        if isinstance(s, K.Fail):
+            values = [self.expr(v) for v in s.values] + ["0"] * (K.CHECK_VALUES - len(s.values))
+            return [f"{pad}fcl_fail({s.buf}, {s.site}, {', '.join(values)});"]
         if isinstance(s, K.AtomicOr):
             return [f"{pad}atomic_or(&{s.buf}[{self.expr(s.index)}], {self.expr(s.value)});"]
         if isinstance(s, K.Barrier):
@@ -277,7 +293,8 @@ class OpenCLRenderer:
         if isinstance(e, K.Var):
             return e.name, atom
         if isinstance(e, K.HwId):
-            return self.hw_ids.get(e.name, e.name), atom
+            text = self.hw_ids.get(e.name, e.name)
+            return text, (PREFIX if text.startswith("(int)") else atom)
         if isinstance(e, K.Load):
             text = f"{e.buf}[{self.expr(e.index)}]"
             return (f"({text} != 0)", atom) if e.ty == "bool" else (text, atom)
@@ -285,10 +302,10 @@ class OpenCLRenderer:
             return f"{self.expr(e.cond, 3)} ? {self.expr(e.a, 3)} : {self.expr(e.b, 2)}", 2
         if isinstance(e, K.Un):
             if e.op == "not":
-                return f"!{self.expr(e.a, 14)}", 14
+                return f"!{self.expr(e.a, PREFIX)}", PREFIX
             if e.ty == "int":
                 return f"fcl_neg({self.expr(e.a)})", atom
-            return f"-{self.expr(e.a, 14)}", 14
+            return f"-{self.expr(e.a, PREFIX)}", PREFIX
         if isinstance(e, K.Call):
             return self.call(e), atom
         if isinstance(e, K.Checked):
@@ -312,7 +329,7 @@ class OpenCLRenderer:
             return f"{INT_HELPERS[e.op]}({self.expr(e.a)}, {self.expr(e.b)})", 100
         if e.op in ("eq", "ne") and e.a.ty == "bool":
             p = PREC[e.op]
-            return f"(bool){self.expr(e.a, 14)} {C_OPS[e.op]} (bool){self.expr(e.b, 14)}", p
+            return f"(bool){self.expr(e.a, PREFIX)} {C_OPS[e.op]} (bool){self.expr(e.b, PREFIX)}", p
         p = PREC[e.op]
         q = OPERAND_PREC.get(e.op, p)
         return f"{self.expr(e.a, q)} {C_OPS[e.op]} {self.expr(e.b, max(q, p + 1))}", p

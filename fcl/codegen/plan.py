@@ -24,10 +24,12 @@ buffers, the kernels and the host program `body`, a sequence of:
   buffer `loops[k]` stopped with its condition still true, on an empty array
   or (bit CAPPED also set) after MAX_DEVICE_STEPS steps: a run-time error
   located at that `while`;
-* `CheckBounds(buffer, sites)`: read the bounds buffer (kir.BOUNDS_WORDS ints,
-  zero when allocated; see `kir.record_failure`): when a checked `index` (a
-  `kir.Checked`) was out of range, a run-time error located at `sites[k]` (the
-  `file:line:col` of that `index`) for the site k recorded first.  It stands
+* `CheckBounds(buffer, sites, kinds)`: read the bounds buffer (kir.BOUNDS_WORDS
+  ints, zero when allocated; see `kir.record_failure`): when a run-time check
+  failed (a `kir.Checked` index out of range or a zero divisor, a `kir.Fail`:
+  a part of the wrong length...), a run-time error located at `sites[k]` (the
+  `file:line:col` of that check), in the evaluator's words (`failure_message`
+  of `kinds[k]` and the values recorded), for the site k recorded first.  It stands
   after the last launch and before every ReadScalar (a value read back may be
   garbage after a failure);
 * `Result(kind, buffer, ty, length)`: the value the entry returns (last).
@@ -229,6 +231,45 @@ def never_ends(length: int) -> str:
 class CheckBounds(HostStmt):
     buffer: str
     sites: tuple[str, ...]
+    kinds: tuple[str, ...] = ()     # what each site checks (failure_message); "index" where left out
+
+    def kind(self, site: int) -> str:
+        return self.kinds[site] if site < len(self.kinds) else "index"
+
+
+@dataclass(frozen=True)
+class Site:
+    """A run-time check of the program: what it checks (a kind of failure_message) and the
+    span of the source it checks."""
+    kind: str
+    span: object
+
+
+def failure_message(kind: str, values) -> str:
+    """The evaluator's words for run-time check `kind` that failed with `values` (the ints
+    recorded with it: kir.record_failure).  Self-contained: `--emit py` modules print it."""
+    a, b, c, d = (list(values) + [0, 0, 0, 0])[:4]
+    if kind == "index":
+        return f"index {a} out of range for an array of length {b}"
+    if kind == "div":
+        return f"integer division by zero ({a} / 0)"
+    if kind == "mod":
+        return f"integer division by zero in remainder ({a} % 0)"
+    if kind == "concat":                # part a has b elements, the part length is c, d parts
+        if b < c:
+            return (f"concat: part {a} has {b} elements but the part length is {c}, so "
+                    f"positions {a * c + b}..{a * c + c - 1} are never written")
+        if a * c + c >= c * d:
+            return (f"concat: part {a} has {b} elements but the part length is {c}; "
+                    f"position {a * c + c} is outside the result (length {c * d})")
+        return (f"concat: part {a} has {b} elements but the part length is {c}, so "
+                f"position {a * c + c} is written twice (by parts {a} and {a + 1})")
+    if kind == "interleave-part":       # part a has b elements, more than the part length c
+        return f"interleave: part {a} has {b} elements, more than the part length {c}"
+    if kind == "interleave-position":   # part a, element b goes to position c of d
+        return (f"interleave: part {a}, element {b} goes to position {c}, "
+                f"outside the result (length {d})")
+    return f"run-time check {kind} failed with {list(values)}"
 
 
 # A device-side (block, warp or thread level) while stops after this many steps
@@ -299,11 +340,18 @@ class Plan:
         return next(b for b in self.buffers if b.name == name)
 
     def check_count(self) -> int:
-        """The bounds checks (`kir.Checked`) left in the kernels (not counting their unchecked
-        versions, which hold a subset) and the host program."""
-        exprs = [e for k in self.launched() for s in K.walk_stmts(k.body) for e in K.stmt_exprs(s)]
+        """The run-time checks (`kir.Checked`, `kir.Fail`) left in the kernels (not counting
+        their unchecked versions, which hold a subset) and the host program."""
+        stmts = [s for k in self.launched() for s in K.walk_stmts(k.body)]
+        exprs = [e for s in stmts for e in K.stmt_exprs(s)]
         exprs += [e for s in walk(self.body) for e in vars(s).values() if isinstance(e, K.Expr)]
-        return sum(isinstance(x, K.Checked) for e in exprs for x in K.walk_expr(e))
+        return (sum(isinstance(x, K.Checked) for e in exprs for x in K.walk_expr(e))
+                + sum(isinstance(s, K.Fail) for s in stmts))
+
+    def check_kinds(self) -> tuple[str, ...]:
+        """What each run-time check site checks (`CheckBounds.kind`), by site."""
+        found = next((s for s in walk(self.body) if isinstance(s, CheckBounds)), None)
+        return found.kinds if found is not None else ()
 
 
 def walk(stmts) -> Iterator[HostStmt]:
@@ -424,8 +472,8 @@ def host_stmt_text(plan: Plan, s: HostStmt, fmt=K.format_expr) -> str:
         return f"check {s.buffer}: no device while was stopped by its guard ({', '.join(s.loops)})"
     if isinstance(s, CheckBounds):
         n = len(s.sites)
-        return (f"check {s.buffer}: no index was out of range ({plan.check_count()} device checks left "
-                f"of {n} `index`{'es' * (n != 1)})")
+        return (f"check {s.buffer}: no run-time check failed ({plan.check_count()} device checks left "
+                f"of {n} in the program: `index`, zero divisors, part lengths)")
     if isinstance(s, Result):
         return f"result: {s.kind} in {s.buffer}, length {fmt(s.length)}"
     if isinstance(s, Loop):
@@ -458,6 +506,7 @@ def _source_printer(plan: Plan, names: list[str]):
             rename[a.param] = name
 
     def show(e, prec: int = 0) -> str:
+        e = K.plain_divisor(e)      # (a zero divisor is a run-time error, as in the evaluator)
         if isinstance(e, K.Var):
             return rename.get(e.name, e.name)      # `lengthPull a` binds tighter than any operator
         if isinstance(e, K.Bin) and str(e.op) in _SOURCE_OPS:

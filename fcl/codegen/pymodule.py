@@ -11,6 +11,8 @@ device choice fcl/runtime/platforms.py's, printed into the module.
 """
 from __future__ import annotations
 
+import inspect
+
 from fcl.codegen import kir as K
 from fcl.codegen.opencl import kernel_symbol
 from fcl.codegen import plan as P
@@ -74,15 +76,20 @@ def _scalar(value, fcl_type, position, name):
     raise ArgumentError(f"{_what(position, name)}: expected {fcl_type}, found {found}")
 
 
-def _out_of_range(where, index, length):
-    return IndexError(f"{where}: index {index} out of range for an array of length {length} "
-                      f"(found by the device's bounds check for these arguments)")
+def _failed(site, values):
+    """The error of run-time check `site` (where, what) that failed with `values`: IndexError
+    for an index out of range, ArithmeticError for the others (a zero divisor, a part of the
+    wrong length ...), in the evaluator's words."""
+    where, kind = site
+    what = "bounds check" if kind == "index" else "run-time check"
+    error = IndexError if kind == "index" else ArithmeticError
+    return error(f"{where}: {failure_message(kind, values)} (found by the device's {what} for these arguments)")
 
 
-def _checked(index, length, where):
-    """A bounds-checked index computed on the host (a size that reads an array)."""
+def _checked(index, length, site):
+    """A run-time check (kir.Checked) computed on the host (a size that reads an array)."""
     if not 0 <= index < length:
-        raise _out_of_range(where, index, length)
+        raise _failed(site, (index, length))
     return index
 
 
@@ -264,9 +271,10 @@ class MethodPrinter:
         self.emit(0, "")
         self.emit(1, f"def _{plan.entry}(self{''.join(', ' + n for n in names)}):")
         self.emit(2, "events, inputs = [], []")
-        sites = next((s.sites for s in P.walk(plan.body) if isinstance(s, P.CheckBounds)), None)
-        if sites is not None:
-            self.emit(2, f"_sites = {list(sites)!r}  # where each bounds-checked `index` is")
+        check = next((s for s in P.walk(plan.body) if isinstance(s, P.CheckBounds)), None)
+        if check is not None:
+            sites = [(where, check.kind(k)) for k, where in enumerate(check.sites)]
+            self.emit(2, f"_sites = {sites!r}  # where each run-time check is, and what it checks")
         for k, (name, a) in enumerate(zip(names, plan.args)):
             self.argument(name, a, k + 1)
         self.stmts(plan.body, 2)
@@ -317,10 +325,10 @@ class MethodPrinter:
                          f"(its condition still held on an empty array or after {P.MAX_DEVICE_STEPS} steps)')")
 
     def py_CheckBounds(self, s: P.CheckBounds, d: int):
-        self.emit(d, f"_bits, _site, _index, _length = (int(x) for x in self._read({s.buffer}, "
+        self.emit(d, f"_bits, _site, *_values = (int(x) for x in self._read({s.buffer}, "
                      f"{K.BOUNDS_WORDS}, np.int32))")
         self.emit(d, "if _bits:")
-        self.emit(d + 1, "raise _out_of_range(_sites[_site], _index, _length)")
+        self.emit(d + 1, "raise _failed(_sites[_site], _values)")
 
     def py_SetVar(self, s: P.SetVar, d: int):
         self.emit(d, f"{s.var} = {py_expr(s.expr, total=not s.size)}")
@@ -403,5 +411,6 @@ def emit_module(plans, sources, origin: str, docs=None) -> str:
                          for p in plans)
     sources_text = "SOURCES = {\n" + "".join(f"    {p.entry!r}: {src!r},\n" for p, src in zip(plans, sources)) + "}\n"
     types = "NP_TYPES = {" + ", ".join(f"{k!r}: {v}" for k, v in NP_TYPES.items()) + "}\n"
-    return (head + platforms_code() + "\n" + HELPERS_HEAD + calling_code() + "\n\n" + types + HELPERS + methods
+    messages = "\n\n" + inspect.getsource(P.failure_message)     # the run-time errors' words
+    return (head + platforms_code() + "\n" + HELPERS_HEAD + messages + calling_code() + "\n\n" + types + HELPERS + methods
             + "\n\n" + signatures + "\n\n" + sources_text)

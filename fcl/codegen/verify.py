@@ -11,7 +11,7 @@ None.  The rules:
   of a global buffer;
 * every buffer an access names exists (a global of the program, a local or
   private of this kernel, or a `DeclPtr` in scope) and has the element type
-  the access has; a bounds check (`Checked`) records into a global bounds buffer;
+  the access has; a run-time check (`Checked`, `Fail`) records into a global bounds buffer;
 * operand and result types agree (int arithmetic on ints, bool conditions);
 * barriers do not occur in per-element code (a `ParFor` body or a warp's
   parts); the parallel forms are gone once `mapped` (after `map_hw`).
@@ -84,6 +84,12 @@ class _Kernel:
             self.want(s.index, "int", "an index")
         elif isinstance(s, (K.VLoad, K.VStore)):
             self.vector(s, scope)
+        elif isinstance(s, K.Fail):
+            self.records(s.buf, scope)
+            if len(s.values) > K.CHECK_VALUES:
+                raise _Invalid(f"a failure records {len(s.values)} values, at most {K.CHECK_VALUES}")
+            for v in s.values:
+                self.want(v, "int", "a recorded value")
         elif isinstance(s, K.DeclPtr):
             if s.init not in self.buffers:
                 raise _Invalid(f"pointer `{s.var}` to unknown buffer `{s.init}`")
@@ -119,6 +125,12 @@ class _Kernel:
                 self.define(s.active, inner, "bool")
             elements = isinstance(s, K.ParFor) or (isinstance(s, K.PartFor) and s.level == K.Level.WARP)
             self.block(s.body, inner, per_element or elements)
+
+    def records(self, buf: str, scope: dict):
+        """A run-time check (`Checked`, `Fail`) records into a global bounds buffer."""
+        self.access(buf, "int", scope)
+        if self.buffers[buf].role != "bounds":
+            raise _Invalid(f"a run-time check records into `{buf}`, not a bounds buffer")
 
     def vector(self, s, scope: dict):
         """A vector access: 2 or 4 int or float elements of a global buffer, an int index."""
@@ -163,9 +175,7 @@ class _Kernel:
                 self.access(node.buf, node.ty, scope)
                 self.want(node.index, "int", "an index")
             elif isinstance(node, K.Checked):
-                self.access(node.buf, "int", scope)
-                if self.buffers[node.buf].role != "bounds":
-                    raise _Invalid(f"a bounds check records into `{node.buf}`, not a bounds buffer")
+                self.records(node.buf, scope)
                 self.want(node.index, "int", "a checked index")
                 self.want(node.length, "int", "a checked length")
             elif isinstance(node, K.Bin):

@@ -136,8 +136,8 @@ class Launcher:
         st.on_device = on_device
         try:
             result = self.exec(self.plan.body, st)
-        except K.IndexOutOfRange as e:      # a checked index in a host expression (a size)
-            raise self.bounds_error(e.site, e.index, e.length) from None
+        except K.CheckFailed as e:      # a run-time check in a host expression (a size)
+            raise self.check_error(e.site, e.values) from None
         return result, C.Profile(st.events)
 
     def bind_args(self, args: list) -> State:
@@ -229,16 +229,19 @@ class Launcher:
                             "(the step of an empty array is empty again)", span)
 
     def do_CheckBounds(self, s: P.CheckBounds, st: State):
-        bits, site, index, length = self.read_flags(s.buffer, st, K.BOUNDS_WORDS)
+        bits, site, *values = self.read_flags(s.buffer, st, K.BOUNDS_WORDS)
         if bits:
-            raise self.bounds_error(site, index, length)
+            raise self.check_error(site, values)
 
-    def bounds_error(self, site: int, index: int, length: int) -> EvalError:
-        """The error of checked `index` number `site` (the evaluator's words)."""
+    def check_error(self, site: int, values) -> EvalError:
+        """The error of run-time check number `site` that failed with `values` (the
+        evaluator's words, at the evaluator's place)."""
         from fcl.codegen.lower import site_key
-        return EvalError(f"index {index} out of range for an array of length {length}",
-                         self.spans.get(site_key(site)),
-                         ["found by the compiled program's bounds check, for these arguments"])
+        kinds = self.plan.check_kinds()
+        kind = kinds[site] if 0 <= site < len(kinds) else "index"
+        what = "bounds check" if kind == "index" else "run-time check"
+        return EvalError(P.failure_message(kind, values), self.spans.get(site_key(site)),
+                         [f"found by the compiled program's {what}, for these arguments"])
 
     def read_ints(self, buf, n: int) -> list[int]:
         host = np.zeros(n, dtype=np.int32)

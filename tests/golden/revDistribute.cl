@@ -2,15 +2,16 @@ entry revDistribute: 1 kernel, #BlockSize 256, #WarpSize 32, #NumGroups 65536
 arguments: chunkSize int -> arg0, arr int[n1] -> in1_1
 global buffers:
   in1_1      int[lengthPull arr]  input: argument 2
-  out2       int[chunkSize * (lengthPull arr / chunkSize)]  output: result of revDistribute
-  bounds     int[4]  bounds: device bounds checks
-kernel revDistribute(in1_1, out2, bounds, arg0, n1): 0 barriers
+  bounds     int[6]  bounds: device run-time checks
+  out3       int[chunkSize * hs2]  output: result of revDistribute
+kernel revDistribute(in1_1, bounds, out3, arg0, n1, hs2): 0 barriers
 host program:
-  alloc out2 : int[chunkSize * (lengthPull arr / chunkSize)]
-  alloc bounds : int[4]
-  launch revDistribute on min(#NumGroups, max(1, lengthPull arr / chunkSize)) work-groups x 256 work-items (in1_1, out2, bounds, arg0, n1)
-  check bounds: no index was out of range (3 device checks left of 3 `index`es)
-  result: array in out2, length chunkSize * (lengthPull arr / chunkSize)
+  alloc bounds : int[6]
+  hs2 := lengthPull arr / chunkSize
+  alloc out3 : int[chunkSize * hs2]
+  launch revDistribute on min(#NumGroups, max(1, hs2)) work-groups x 256 work-items (in1_1, bounds, out3, arg0, n1, hs2)
+  check bounds: no run-time check failed (5 device checks left of 4 in the program: `index`, zero divisors, part lengths)
+  result: array in out3, length chunkSize * hs2
 examples/reverse.fcl:9:3: note: `splitUp` leaves out the last `length mod n` elements (n: the part size); `pad n x` the array first to keep them
 
 #pragma OPENCL FP_CONTRACT OFF
@@ -28,33 +29,38 @@ static inline int fcl_shr(int a, int b) { return a >> (b & 31); }
 static inline int fcl_abs(int a) { return a < 0 ? fcl_neg(a) : a; }
 /* local memory layout: element i of a skewed buffer lives at i + i/32 (no bank conflicts) */
 static inline int fcl_skew(int i) { return i + (i >> 5); }
-/* a bounds-checked index (fclc --no-bounds-checks leaves them out): outside [0, n) it sets
-   the site's bit in err[0], the first failure also stores its site, index and length,
-   and the index becomes 0, so the read stays inside the buffer */
+/* a run-time check that failed (see kir.record_failure): set the site's bit in err[0]; the
+   first failure also stores its site and values */
+static inline void fcl_fail(__global int* err, int site, int a, int b, int c, int d) {
+  if (atomic_or(&err[0], 1 << min(site, 30)) == 0) { err[1] = site; err[2] = a; err[3] = b; err[4] = c; err[5] = d; }
+}
+/* a bounds-checked index (fclc --no-bounds-checks leaves them out): outside [0, n) it
+   records a failure with the index and length, and the index becomes 0, so the read stays
+   inside the buffer */
 static inline int fcl_check(int i, int n, __global int* err, int site) {
   if (i >= 0 && i < n) return i;
-  if (atomic_or(&err[0], 1 << min(site, 30)) == 0) { err[1] = site; err[2] = i; err[3] = n; }
+  fcl_fail(err, site, i, n, 0, 0);
   return 0;
 }
 
 __kernel __attribute__((reqd_work_group_size(256, 1, 1)))
 void revDistribute(
     __global const int* restrict in1_1  /* argument 2: global, n1 x int */,
-    __global int* out2  /* result of revDistribute: global, (arg0 mul (n1 div arg0)) x int */,
-    __global int* bounds  /* device bounds checks: global, 4 x int */,
+    __global int* bounds  /* device run-time checks: global, 6 x int */,
+    __global int* out3  /* result of revDistribute: global, (arg0 mul hs2) x int */,
     const int arg0,
-    const int n1)
+    const int n1,
+    const int hs2)
 {
-  const int lid = get_local_id(0);
+  const int lid = (int)get_local_id(0);
   const int wid = lid / 32;
   const int lane = lid % 32;
-  const int inv4 = fcl_sub(fcl_div(n1, arg0), 1);
-  const int inv5 = fcl_div(n1, arg0);
-  for (int part3 = get_group_id(0); part3 < inv5; part3 += get_num_groups(0)) {
-    const int inv1 = fcl_mul(part3, arg0);
-    const int inv2 = fcl_sub(inv4, part3);
-    for (int i5 = lid; i5 < arg0; i5 += 256) {
-      out2[fcl_add(inv1, i5)] = in1_1[fcl_check(fcl_add(fcl_mul(fcl_check(inv2, inv5, bounds, 0), arg0), fcl_check(fcl_sub(fcl_sub(arg0, 1), i5), arg0, bounds, 1)), n1, bounds, 2)];
+  for (int part4 = (int)get_group_id(0); part4 < hs2; part4 += (int)get_num_groups(0)) {
+    const int sh6 = fcl_check(fcl_sub(fcl_sub(hs2, 1), part4), fcl_div(n1, arg0 != 0 ? arg0 : fcl_check(n1, 0, bounds, 0)), bounds, 1);
+    const int inv1 = fcl_mul(part4, arg0);
+    const int inv2 = fcl_mul(sh6, arg0);
+    for (int i7 = lid; i7 < arg0; i7 += 256) {
+      out3[fcl_add(inv1, i7)] = in1_1[fcl_check(fcl_add(inv2, fcl_check(fcl_sub(fcl_sub(arg0, 1), i7), arg0, bounds, 2)), n1, bounds, 3)];
     }
   }
 }

@@ -36,13 +36,13 @@ void sumGrid(
     __global int* out2  /* result of sumGrid: global, (n0 div 512) x int */,
     const int n0)
 {
-  const int lid = get_local_id(0);
+  const int lid = (int)get_local_id(0);
   const int wid = lid / 32;
   const int lane = lid % 32;
   __local int l5[256];  /* while at examples/reduce.fcl:16: local, 256 x int */
   __local int l6[256];  /* while at examples/reduce.fcl:16: local, 256 x int */
   const int inv1 = n0 >> 9;
-  for (int part3 = get_group_id(0); part3 < inv1; part3 += get_num_groups(0)) {
+  for (int part3 = (int)get_group_id(0); part3 < inv1; part3 += (int)get_num_groups(0)) {
     const int sh8 = in0_1[part3 * 512 + lid];
     const int sh9 = in0_1[part3 * 512 + (lid + 256)];
     l5[lid] = fcl_add(sh8, sh9);
@@ -82,7 +82,7 @@ void sumGrid(
     if (lid < 1) {
       out2[part3 + lid] = l5[lid];
     }
-    if (part3 + get_num_groups(0) < inv1) {
+    if (part3 + (int)get_num_groups(0) < inv1) {
       barrier(CLK_LOCAL_MEM_FENCE);  /* the next part reuses local memory */
     }
   }

@@ -28,7 +28,7 @@ import dataclasses
 
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.codegen.passes.ranges import NodeRewrite, Ranges, kernel_ranges, rewrite_kernels
+from fcl.codegen.passes.ranges import NodeRewrite, Ranges, kernel_ranges, opposite, rewrite_kernels
 
 CAP = 1 << 30                 # lengths and host sizes the unchecked versions assume at most
 CHECKS = K.kind_bits(K.Checked)
@@ -84,7 +84,7 @@ def _version(plan: P.Plan, k: K.Kernel) -> tuple[K.Kernel | None, K.Expr | None]
 
     def prove(e: K.Expr, r: Ranges) -> K.Expr:
         if not isinstance(e, K.Checked):
-            return e
+            return _live_arm(e, r)
         if r.nonneg(e.index) and r.below(e.index, e.length):
             return e.index
         iv = r.of(e.index)
@@ -115,6 +115,17 @@ def _version(plan: P.Plan, k: K.Kernel) -> tuple[K.Kernel | None, K.Expr | None]
 def _elide(e: K.Expr, r: Ranges) -> K.Expr:
     if isinstance(e, K.Checked) and r.nonneg(e.index) and r.below(e.index, e.length):
         return e.index
+    return _live_arm(e, r)
+
+
+def _live_arm(e: K.Expr, r: Ranges) -> K.Expr:
+    """A select one of whose arms the ranges prove never taken is the other arm (a checked
+    divisor proven nonzero is the divisor: its failing arm is dead)."""
+    if isinstance(e, K.Select):
+        if r.refined(opposite(e.cond), facts=False).dead:
+            return e.a
+        if r.refined(e.cond, facts=False).dead:
+            return e.b
     return e
 
 

@@ -25,6 +25,7 @@ from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 
 Op = K.Op
+_DIVISIONS = frozenset({Op.DIV, Op.DIV_NN, Op.MOD, Op.MOD_NN})
 
 
 @dataclass(frozen=True)
@@ -242,8 +243,13 @@ class Ranges:
             self.defs[name] = expr
 
     def stable(self, e: K.Expr) -> bool:
-        """The value of `e` cannot change while it is in scope (no assigned name, no memory)."""
-        return not e.buffers_read and self.mutable.isdisjoint(e.names)
+        """The value of `e` cannot change while it is in scope (no assigned name, no memory but
+        the bounds buffer its run-time checks record into, which gives them no value)."""
+        reads = e.buffers_read
+        if reads and (len(reads) > 1 or self.plan is None
+                      or not any(b.name in reads and b.role == "bounds" for b in self.plan.buffers)):
+            return False
+        return self.mutable.isdisjoint(e.names)
 
     # ------------------------------------------------------------ symbolic: a < b
 
@@ -408,7 +414,8 @@ class Ranges:
         if isinstance(e, K.Bin):
             if self.known and e in self.known:
                 return self.known[e]
-            iv = self.binary(e.op, self.of(e.a), self.of(e.b))
+            b = K.plain_divisor(e.b) if e.op in _DIVISIONS else e.b
+            iv = self.binary(e.op, self.of(e.a), self.of(b))
             if e.op in (Op.MUL, Op.MUL_NW) and iv == FULL:
                 return self.part_offset(e) or iv
             return iv
@@ -453,7 +460,7 @@ class Ranges:
                     bound = bound.args[1]
                 if not (isinstance(bound, K.Bin) and bound.op in (Op.DIV, Op.DIV_NN)):
                     continue
-                d = bound.b
+                d = K.plain_divisor(bound.b)
                 if self.same(d, k):
                     yield bound.a, k, 1, exact
                 elif (c := self._multiple(d, k)) is not None:
@@ -479,9 +486,10 @@ class Ranges:
         """a and b have the same value: equal, or names bound to equal expressions (two host
         scalars the host computes alike)."""
         def value(e):
+            e = K.plain_divisor(e)
             while isinstance(e, K.Var) and (e.name in self.defs or e.name in self.aliases):
                 e = self.defs[e.name] if e.name in self.defs else K.Var(e.ty, self.aliases[e.name])
-            return e
+            return K.plain_divisor(e)
         return a == b or value(a) == value(b)
 
     def binary(self, op: Op, a: Interval, b: Interval) -> Interval:
