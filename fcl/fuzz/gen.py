@@ -220,11 +220,17 @@ class Gen:
         `/`, `%`, `div`, `mod` and shifts of it, comparisons of it, conversions of it, an
         index from it; unless `safe`, now and then a divisor that is zero at one id."""
         b = self.id_minus(env, v)
-        kind = self.r.choice(["div", "div", "cmp", "cmp", "conv", "misc", "index", "helper"]
+        kind = self.r.choice(["div", "div", "cmp", "cmp", "conv", "misc", "abs", "index", "helper"]
                              + ([] if safe else ["zero"]))
         self.features.add(f"id {kind}")
         if kind == "div":
-            return f"({b} {self.r.choice(['/', '%', 'div', 'mod'])} {self.r.choice(['2', '3', '4', '(-2)', '7'])})"
+            divisor = self.r.choice(["2", "3", "4", "(-2)", "7"])
+            if self.data_ints(env) and self.r.random() < 0.4:     # not constant: fcl_div and fcl_mod
+                d = self.datum(env)
+                divisor = self.r.choice([f"({d} | 1)", f"(if {d} == 0 then (-3) else {d})", f"(({d} & 7) + 1)"])
+            return f"({b} {self.r.choice(['/', '%', 'div', 'mod'])} {divisor})"
+        if kind == "abs":       # -1, 0 and 1 at neighbouring ids
+            return self.r.choice([f"abs {b}", f"abs ({b} % 3)", f"abs {b} - {self.r.choice(['1', '2'])}"])
         if kind == "cmp":
             cmp = f"{b} {self.r.choice(['<', '<', '<=', '>', '>='])} {self.r.choice(['0', '0', '(-1)', '2'])}"
             if self.r.random() < 0.4:
