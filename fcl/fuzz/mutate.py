@@ -203,8 +203,8 @@ PLANTED = {
     "shift-4-bits": ("fcl/codegen/opencl.py", "shift counts masked to 4 bits (`b & 15`) in fcl_shl",
                      "(uint)a << (b & 31)", "(uint)a << (b & 15)"),
     "concat-overlap": ("fcl/codegen/lower.py", "overlapping parts of a concat (`p * (n - 1) + j`)",
-                       "lambda c, p, j: K.add(K.mul(p, n.e), j)",
-                       "lambda c, p, j: K.add(K.mul(p, K.sub(n.e, K.cint(1))), j)"),
+                       "return K.add(K.mul(p, n.e), j), K.Const(",
+                       "return K.add(K.mul(p, K.sub(n.e, K.cint(1))), j), K.Const("),
 }
 
 
