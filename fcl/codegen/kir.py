@@ -699,17 +699,18 @@ def plain_divisor(e: Expr) -> Expr:
     return e
 
 
-def hoist_divisor_checks(e: Expr) -> tuple[Expr, list] | None:
-    """(e with plain divisors, the (divisor, check) pair of each divisor check it always
-    evaluates), for a host copy of e whose checks the kernel makes apart; None where e holds
-    another run-time check or a divisor check that only some of its evaluations reach (an
-    arm of a select, the right side of && and ||)."""
+def hoist_checks(e: Expr) -> tuple[Expr, list] | None:
+    """(e without its divisor checks, each as (the condition under which it fails, its
+    Checked)), for a host copy of e whose checks the kernel makes apart; None where e holds
+    another run-time check or one that only some of its evaluations reach (an arm of a
+    select, the right side of && and ||).  Same value: a checked divisor b is b (`a / 0` is
+    0 either way)."""
     found = []
 
     def strip(x: Expr) -> Expr:
         d = plain_divisor(x)
         if d is not x:
-            found.append((d, x.b))
+            found.append((binop("eq", d, cint(0)), x.b))
             return strip(d)
         if isinstance(x, Checked):
             raise _Unhoistable

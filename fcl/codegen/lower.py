@@ -324,11 +324,11 @@ class Ctx:
         if self.b.host_computable(v.e) and v.e.ty == "int":
             if self.top or not checks:
                 return SScalar(self.b.host_scalar(v.e))
-            hoisted = K.hoist_divisor_checks(v.e)
-            if hoisted is not None:         # the host divides; here the kernel checks the divisors
+            hoisted = K.hoist_checks(v.e)
+            if hoisted is not None:     # the host computes it; here the kernel makes its checks
                 plain, checks = hoisted
-                for divisor, check in (c for c in checks if c[1].site >= 0):
-                    self.emit(K.If(K.binop("eq", divisor, K.cint(0)), (K.Fail(check.buf, check.site, (check.index,)),)))
+                for failed, check in (c for c in checks if c[1].site >= 0):
+                    self.emit(K.If(failed, (K.Fail(check.buf, check.site, (check.index,)),)))
                 return SScalar(self.b.host_scalar(plain))
         name = self.b.fresh("sh")
         self.emit(K.Let(name, v.e))
@@ -412,7 +412,9 @@ class Lowerer:
 
     def ev_Lam(self, ctx, env, e):
         def f(c, v, env=env, e=e):
-            return self.ev(c, {**env, e.param: c.share(v)}, e.body)
+            # an argument is evaluated before the call, as in the evaluator: its zero-divisor
+            # checks are made here, used or not (bounds checks stay where the value is used)
+            return self.ev(c, {**env, e.param: c.share(v, eager=divides(v))}, e.body)
         return SFun(f, e.param)
 
     def ev_LevelLam(self, ctx, env, e):
@@ -546,7 +548,7 @@ BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "div": "div", "%": "mo
 
 
 SPANNED = frozenset({"force", "while", "push", "concat", "interleave", "foldl", "power", "seqfor",
-                     "seqConcat"})
+                     "seqConcat", "generate"})
 
 
 def with_span(v: SVal, span) -> SVal:
@@ -563,6 +565,14 @@ def with_span(v: SVal, span) -> SVal:
     if isinstance(v, SLevelFun):
         return SLevelFun(lambda c, lvl: at(c, lambda: with_span(v.f(c, lvl), span)))
     return v
+
+
+def divides(v: SVal) -> bool:
+    """A scalar value (or pair of them) holding a checked divisor (`kir.checked_divisor`)."""
+    if isinstance(v, SPair):
+        return divides(v.a) or divides(v.b)
+    return isinstance(v, SScalar) and bool(v.e.kinds & K.kind_bits(K.Checked)) and any(
+        K.plain_divisor(x) is not x for x in K.walk_expr(v.e) if isinstance(x, K.Select))
 
 
 def apply(ctx: Ctx, fn: SVal, arg: SVal) -> SVal:
@@ -816,7 +826,7 @@ def parts_scheme(level: int, n: K.Expr, parts: SPull, place: Callable, fits: Cal
 def fail_unless(ctx: Ctx, ok: K.Expr, kind: str, values: tuple, span=None, when: K.Expr | None = None) -> K.Expr:
     """`ok`, a condition the evaluator reports as the run-time error `kind` where it is false
     (and `when` holds): emits the failure (the plan's check, recording `values`) there."""
-    if not isinstance(ok, K.Const) or not ok.value:
+    if (not isinstance(ok, K.Const) or not ok.value) and not ctx.b.dry:    # (a probe's code is dropped)
         buf, site = ctx.b.check_site(kind, span)
         failed = K.unop("not", ok) if when is None else K.binop("and", when, K.unop("not", ok))
         if site >= 0:
@@ -1445,6 +1455,8 @@ def primitives() -> dict[str, SVal]:
         return ctx.b.span
 
     def generate(ctx, n, f):
+        # the evaluator reports a negative length where `generate` is applied, used or not
+        fail_unless(ctx, K.binop("ge", n.e, K.cint(0)), "length:generate", (n.e,), ctx.b.span)
         return SPull(n.e, lambda c, i: apply(c, f, SScalar(i)))
 
     def index(ctx, arr, i):
@@ -1784,7 +1796,7 @@ def assemble(b: Builder, name, args, params, result: P.Result, hw) -> P.Plan:
     if b.bounds is not None:
         bounds = (P.CheckBounds(b.bounds.name, tuple(site_text(site.span) for site in b.sites),
                                 tuple(site.kind for site in b.sites)),)
-        checks = bounds + checks
+        checks = checks + bounds    # a while the device stopped comes first: what follows it is garbage
 
     def resolve(stmts) -> tuple:
         out = []

@@ -255,6 +255,8 @@ def failure_message(kind: str, values) -> str:
         return f"integer division by zero ({a} / 0)"
     if kind == "mod":
         return f"integer division by zero in remainder ({a} % 0)"
+    if kind.startswith("length:"):
+        return f"{kind[7:]}: the length must not be negative, got {a}"
     if kind == "concat":                # part a has b elements, the part length is c, d parts
         if b < c:
             return (f"concat: part {a} has {b} elements but the part length is {c}, so "

@@ -77,13 +77,19 @@ class Launcher:
 
     # ------------------------------------------------------------ sizes
 
-    def size_of(self, e: K.Expr, env: dict, what: str) -> int:
+    def size_of(self, e: K.Expr, env: dict, what: str, span=None) -> int:
+        """The host's value of size `e`; a negative one is a run-time error of the program
+        (the evaluator reports the `generate`, `take`... whose length is negative), located
+        at `span`, the array's own place, where there is one."""
         try:
             n = K.eval_host(e, env)
         except ZeroDivisionError:
             raise ArgumentError(f"the size of {what} divides by zero for these arguments") from None
         except LookupError:
             raise CompilerBug(f"size of {what} is not computable on the host: {K.format_expr(e)}") from None
+        if n < 0 and span is not None:
+            raise EvalError(f"the length of the {what} is negative ({n}) for these arguments",
+                            span, ["a length in it (of a `generate`, say) is negative: `fclc eval` says which"])
         if n < 0:
             raise ArgumentError(f"the size of {what} is negative ({n}) for these arguments")
         return int(n)
@@ -107,7 +113,7 @@ class Launcher:
         for b in k.locals_:
             if static_only and not isinstance(b.size, K.Const):
                 continue
-            n = self.size_of(b.size, env, b.origin)
+            n = self.size_of(b.size, env, b.origin, self.spans.get(b.name))
             copies = K.copies(b, self.plan.block_size, self.plan.warp_size)
             size = max(1, K.footprint(b, n * copies))
             out.append((b, size * STORAGE_DTYPES[b.ty].itemsize))
@@ -184,7 +190,7 @@ class Launcher:
 
     def do_Alloc(self, s: P.Alloc, st: State):
         b = self.plan.buffer(s.buffer)
-        n = max(1, self.size_of(b.size, st.env, b.origin))
+        n = max(1, self.size_of(b.size, st.env, b.origin, self.spans.get(b.name)))
         if b.role in ("guard", "bounds"):
             st.bufs[b.name] = self.flags(b.name, n, STORAGE_DTYPES[b.ty])
             return
@@ -293,7 +299,7 @@ class Launcher:
                             f"becoming false; it does not seem to terminate for these arguments")
 
     def read_result(self, s: P.Result, st: State):
-        n = self.size_of(s.length, st.env, "the result")
+        n = self.size_of(s.length, st.env, "the result", self.spans.get(s.buffer))
         if st.on_device and s.kind != "scalar":
             name = st.bind.get(s.buffer, s.buffer)
             buf = st.bufs[name]

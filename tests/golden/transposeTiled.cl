@@ -3,18 +3,20 @@ arguments: tileDim int -> arg0, cols int -> arg1, rows int -> arg2, mat int[n3] 
 global buffers:
   in3_1      int[lengthPull mat]  input: argument 4
   bounds     int[6]  bounds: device run-time checks
-  out4       int[tileDim * tileDim * (cols / tileDim * (rows / tileDim))]  output: result of transposeTiled
-kernel transposeTiled(in3_1, bounds, out4, arg0, arg1, arg2, n3, hs2, hs3): 2 barriers
-  local   l8     int[tileDim * tileDim]  (block level, force at examples/transpose.fcl:14)
+  out6       int[tileDim * tileDim * (hs3 * hs4)]  output: result of transposeTiled
+kernel transposeTiled(in3_1, bounds, out6, arg0, arg1, arg2, n3, hs2, hs3, hs4, hs5): 2 barriers
+  local   l10    int[tileDim * tileDim]  (block level, force at examples/transpose.fcl:14)
   local memory: 4 * (tileDim * tileDim + tileDim * tileDim / 32 + 1) bytes per work-group
 host program:
   alloc bounds : int[6]
   hs2 := cols / tileDim
-  hs3 := rows / tileDim
-  alloc out4 : int[tileDim * tileDim * (cols / tileDim * (rows / tileDim))]
-  launch transposeTiled on min(#NumGroups, max(1, cols / tileDim * (rows / tileDim))) work-groups x 256 work-items (in3_1, bounds, out4, arg0, arg1, arg2, n3, hs2, hs3)
-  check bounds: no run-time check failed (34 device checks left of 21 in the program: `index`, zero divisors, part lengths)
-  result: array in out4, length tileDim * tileDim * (cols / tileDim * (rows / tileDim))
+  hs3 := cols / tileDim
+  hs4 := rows / tileDim
+  hs5 := rows / tileDim
+  alloc out6 : int[tileDim * tileDim * (hs3 * hs4)]
+  launch transposeTiled on min(#NumGroups, max(1, hs3 * hs4)) work-groups x 256 work-items (in3_1, bounds, out6, arg0, arg1, arg2, n3, hs2, hs3, hs4, hs5)
+  check bounds: no run-time check failed (27 device checks left of 25 in the program: `index`, zero divisors, part lengths)
+  result: array in out6, length tileDim * tileDim * (hs3 * hs4)
 examples/transpose.fcl:13:3: note: `split2DGrid` leaves out the rows and columns past the last whole t x t tile
 
 #pragma OPENCL FP_CONTRACT OFF
@@ -50,34 +52,51 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1)))
 void transposeTiled(
     __global const int* restrict in3_1  /* argument 4: global, n3 x int */,
     __global int* bounds  /* device run-time checks: global, 6 x int */,
-    __global int* out4  /* result of transposeTiled: global, ((arg0 mul arg0) mul ((arg1 div ((arg0 ne 0) ? arg0 : check#2(arg1 < 0))) mul (arg2 div ((arg0 ne 0) ? arg0 : check#3(arg2 < 0))))) x int */,
+    __global int* out6  /* result of transposeTiled: global, ((arg0 mul arg0) mul (hs3 mul hs4)) x int */,
     const int arg0,
     const int arg1,
     const int arg2,
     const int n3,
     const int hs2,
     const int hs3,
-    __local int* l8  /* force at examples/transpose.fcl:14: local, (arg0 mul arg0) x int, skewed layout; size set by the host */)
+    const int hs4,
+    const int hs5,
+    __local int* l10  /* force at examples/transpose.fcl:14: local, (arg0 mul arg0) x int, skewed layout; size set by the host */)
 {
   const int lid = (int)get_local_id(0);
   const int wid = lid / 32;
   const int lane = lid % 32;
-  const int inv2 = fcl_mul(arg0, arg0);
-  for (int part5 = (int)get_group_id(0); part5 < fcl_mul(fcl_div(arg1, arg0 != 0 ? arg0 : fcl_check(arg1, 0, bounds, 2)), fcl_div(arg2, arg0 != 0 ? arg0 : fcl_check(arg2, 0, bounds, 3))); part5 += (int)get_num_groups(0)) {
-    const int sh7 = fcl_check(fcl_add(fcl_mul(fcl_mod(part5, fcl_div(arg2, arg0 != 0 ? arg0 : fcl_check(arg2, 0, bounds, 3)) != 0 ? fcl_div(arg2, arg0 != 0 ? arg0 : fcl_check(arg2, 0, bounds, 3)) : fcl_check(part5, 0, bounds, 5)), fcl_div(arg1, arg0 != 0 ? arg0 : fcl_check(arg1, 0, bounds, 2))), fcl_div(part5, fcl_div(arg2, arg0 != 0 ? arg0 : fcl_check(arg2, 0, bounds, 3)) != 0 ? fcl_div(arg2, arg0 != 0 ? arg0 : fcl_check(arg2, 0, bounds, 3)) : fcl_check(part5, 0, bounds, 6))), fcl_mul(fcl_div(arg2, arg0 != 0 ? arg0 : fcl_check(arg2, 0, bounds, 1)), hs2), bounds, 7);
-    for (int i9 = lid; i9 < inv2; i9 += 256) {
-      l8[fcl_skew(i9)] = in3_1[fcl_check(fcl_add(fcl_add(fcl_mul(fcl_add(fcl_mul(fcl_div(sh7, hs2 != 0 ? hs2 : fcl_check(sh7, 0, bounds, 8)), arg0), fcl_div(i9, arg0 != 0 ? arg0 : fcl_check(i9, 0, bounds, 9))), arg1), fcl_mul(fcl_mod(sh7, hs2 != 0 ? hs2 : fcl_check(sh7, 0, bounds, 10)), arg0)), fcl_mod(i9, arg0 != 0 ? arg0 : fcl_check(i9, 0, bounds, 11))), n3, bounds, 12)];
+  if (!(fcl_mul(fcl_div(arg2, arg0 != 0 ? arg0 : fcl_check(arg2, 0, bounds, 1)), hs2) >= 0)) {
+    fcl_fail(bounds, 2, fcl_mul(fcl_div(arg2, arg0 != 0 ? arg0 : fcl_check(arg2, 0, bounds, 1)), hs2), 0, 0, 0);
+  }
+  if (!(fcl_mul(hs3, hs4) >= 0)) {
+    fcl_fail(bounds, 5, fcl_mul(hs3, hs4), 0, 0, 0);
+  }
+  const bool inv3 = !(fcl_mul(arg0, arg0) >= 0);
+  const int inv4 = fcl_mul(arg0, arg0);
+  const int inv5 = fcl_mul(fcl_mul(arg0, arg0), fcl_mul(hs3, hs4));
+  const int inv6 = fcl_mul(hs3, hs4);
+  for (int part7 = (int)get_group_id(0); part7 < inv6; part7 += (int)get_num_groups(0)) {
+    const int sh9 = fcl_check(fcl_add(fcl_mul(fcl_mod(part7, hs4 != 0 ? hs4 : fcl_check(part7, 0, bounds, 7)), hs3), fcl_div(part7, hs4 != 0 ? hs4 : fcl_check(part7, 0, bounds, 8))), fcl_mul(fcl_div(arg2, arg0 != 0 ? arg0 : fcl_check(arg2, 0, bounds, 1)), hs2), bounds, 9);
+    if (inv3) {
+      fcl_fail(bounds, 10, inv4, 0, 0, 0);
+    }
+    for (int i11 = lid; i11 < inv4; i11 += 256) {
+      l10[fcl_skew(i11)] = in3_1[fcl_check(fcl_add(fcl_add(fcl_mul(fcl_add(fcl_mul(fcl_div(sh9, hs2 != 0 ? hs2 : fcl_check(sh9, 0, bounds, 11)), arg0), fcl_div(i11, arg0 != 0 ? arg0 : fcl_check(i11, 0, bounds, 12))), arg1), fcl_mul(fcl_mod(sh9, hs2 != 0 ? hs2 : fcl_check(sh9, 0, bounds, 13)), arg0)), fcl_mod(i11, arg0 != 0 ? arg0 : fcl_check(i11, 0, bounds, 14))), n3, bounds, 15)];
     }
     barrier(CLK_LOCAL_MEM_FENCE);  /* force at examples/transpose.fcl:14 */
-    for (int i10 = lid; i10 < inv2; i10 += 256) {
-      const int pos11 = fcl_add(fcl_add(fcl_mul(fcl_add(fcl_mul(fcl_div(part5, hs3 != 0 ? hs3 : fcl_check(part5, 0, bounds, 16)), arg0), fcl_div(i10, arg0 != 0 ? arg0 : fcl_check(i10, 0, bounds, 17))), arg2), fcl_mul(fcl_mod(part5, hs3 != 0 ? hs3 : fcl_check(part5, 0, bounds, 18)), arg0)), fcl_mod(i10, arg0 != 0 ? arg0 : fcl_check(i10, 0, bounds, 19)));
-      if (0 <= pos11 && pos11 < fcl_mul(inv2, fcl_mul(fcl_div(arg1, arg0 != 0 ? arg0 : fcl_check(arg1, 0, bounds, 2)), fcl_div(arg2, arg0 != 0 ? arg0 : fcl_check(arg2, 0, bounds, 3))))) {
-        out4[pos11] = l8[fcl_skew(fcl_check(fcl_add(fcl_mul(fcl_mod(i10, arg0 != 0 ? arg0 : fcl_check(i10, 0, bounds, 13)), arg0), fcl_div(i10, arg0 != 0 ? arg0 : fcl_check(i10, 0, bounds, 14))), inv2, bounds, 15))];
+    if (inv3) {
+      fcl_fail(bounds, 16, inv4, 0, 0, 0);
+    }
+    for (int i12 = lid; i12 < inv4; i12 += 256) {
+      const int pos13 = fcl_add(fcl_add(fcl_mul(fcl_add(fcl_mul(fcl_div(part7, hs5 != 0 ? hs5 : fcl_check(part7, 0, bounds, 20)), arg0), fcl_div(i12, arg0 != 0 ? arg0 : fcl_check(i12, 0, bounds, 21))), arg2), fcl_mul(fcl_mod(part7, hs5 != 0 ? hs5 : fcl_check(part7, 0, bounds, 22)), arg0)), fcl_mod(i12, arg0 != 0 ? arg0 : fcl_check(i12, 0, bounds, 23)));
+      if (0 <= pos13 && pos13 < inv5) {
+        out6[pos13] = l10[fcl_skew(fcl_check(fcl_add(fcl_mul(fcl_mod(i12, arg0 != 0 ? arg0 : fcl_check(i12, 0, bounds, 17)), arg0), fcl_div(i12, arg0 != 0 ? arg0 : fcl_check(i12, 0, bounds, 18))), inv4, bounds, 19))];
       } else {
-        fcl_fail(bounds, 20, part5, i10, pos11, fcl_mul(inv2, fcl_mul(fcl_div(arg1, arg0 != 0 ? arg0 : fcl_check(arg1, 0, bounds, 2)), fcl_div(arg2, arg0 != 0 ? arg0 : fcl_check(arg2, 0, bounds, 3)))));
+        fcl_fail(bounds, 24, part7, i12, pos13, inv5);
       }
     }
-    if (fcl_add(part5, (int)get_num_groups(0)) < fcl_mul(fcl_div(arg1, arg0 != 0 ? arg0 : fcl_check(arg1, 0, bounds, 2)), fcl_div(arg2, arg0 != 0 ? arg0 : fcl_check(arg2, 0, bounds, 3)))) {
+    if (fcl_add(part7, (int)get_num_groups(0)) < inv6) {
       barrier(CLK_LOCAL_MEM_FENCE);  /* the next part reuses local memory */
     }
   }

@@ -19,7 +19,7 @@ from typing import Callable
 
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.codegen.passes.bounds import elide_checks
+from fcl.codegen.passes.bounds import elide_checks, trim_checks
 from fcl.codegen.passes.licm import hoist_invariants
 from fcl.codegen.passes.map_hw import map_hardware
 from fcl.codegen.passes.privatise import privatise
@@ -129,7 +129,7 @@ def run_pipeline(kp: P.Plan, options: PassOptions = PassOptions()) -> tuple[P.Pl
             verify_program(kp, after=p.name, mapped=mapped)
         if p.name in options.dump_after:
             dumps[p.name] = K.format_program(kp)
-    return kp, dumps
+    return trim_checks(kp), dumps
 
 
 def replace_kernels(kp: P.Plan, f: Callable[[K.Kernel], K.Kernel]) -> P.Plan:

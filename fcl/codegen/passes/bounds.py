@@ -50,7 +50,7 @@ def elide_checks(plan: P.Plan) -> P.Plan:
             kernels.append(dataclasses.replace(fast, name=name))
             versions[k.name] = (name, when)
     plan = dataclasses.replace(plan, kernels=tuple(kernels), body=_launch_versions(plan.body, versions))
-    return _trim(plan, everywhere=plan.check_count() == 0)
+    return trim_checks(plan)
 
 
 def _launch_versions(stmts, versions: dict) -> tuple:
@@ -127,6 +127,13 @@ def _live_arm(e: K.Expr, r: Ranges) -> K.Expr:
         if r.refined(e.cond, facts=False).dead:
             return e.b
     return e
+
+
+def trim_checks(plan: P.Plan) -> P.Plan:
+    """`plan` without the bounds buffer where no kernel or host expression checks anything
+    any longer (the passes after this one fold the checks whose conditions they decide), and
+    kernels that check nothing without its argument."""
+    return _trim(plan, everywhere=plan.check_count() == 0)
 
 
 def _trim(plan: P.Plan, everywhere: bool) -> P.Plan:
