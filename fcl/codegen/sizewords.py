@@ -63,7 +63,12 @@ class _Words:
             if text not in out:
                 out.append(text)
 
+        seen = set()        # a shared subexpression once: the trees are DAGs, exponential as trees
+
         def visit(x, depth=0):
+            if x in seen:
+                return
+            seen.add(x)
             if isinstance(x, K.Load):
                 if x.buf not in loads:
                     loads[x.buf] = []
