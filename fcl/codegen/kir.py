@@ -232,7 +232,7 @@ class Checked(Expr):
         return self.index.buffers_read | self.length.buffers_read | {self.buf}
 
 
-# What a bounds buffer (the plan's run-time checks) holds, CHECK_WORDS ints, zero when
+# What a bounds buffer (the plan's run-time checks) holds, BOUNDS_WORDS ints, zero when
 # allocated: the bits of the sites that failed (bit min(site, BOUNDS_BIT_CAP)), then the site
 # of the first failure recorded and up to CHECK_VALUES values it recorded (a `Checked`: the
 # index and the length; a `Fail`: its values), from which plan.failure_message words the error.

@@ -5,7 +5,8 @@ every kernel of the plan, each taking only the buffers and scalars its
 launches pass (`plan.Launch.uses`).  Target spelling lives in `OpenCLRenderer`'s
 attributes; expressions print with C precedence.  Integer arithmetic wraps
 (through unsigned arithmetic, never signed overflow), division and remainder
-by zero give 0 instead of undefined behaviour (the evaluator reports them),
+by zero give 0 instead of undefined behaviour (a run-time check records them where
+the lowering made one: kir.checked_divisor),
 shift counts are masked, `FP_CONTRACT` is off, and float min/max follow the
 evaluator's `b < a ? b : a`.  A printer only: how elements map to work-items
 is decided by the `map_hw` pass, so this module never sees a parallel loop.
@@ -19,8 +20,8 @@ from fcl.errors import CompilerBug
 PRELUDE = """\
 #pragma OPENCL FP_CONTRACT OFF
 {fp64}
-/* FCL integer semantics: 32-bit wrap-around, truncating division (x/0 = 0 here;
-   the reference evaluator reports it), shift counts masked to 5 bits. */
+/* FCL integer semantics: 32-bit wrap-around, truncating division (x/0 = 0 here; the
+   program's run-time check of the divisor reports it), shift counts masked to 5 bits. */
 static inline int fcl_add(int a, int b) {{ return (int)((uint)a + (uint)b); }}
 static inline int fcl_sub(int a, int b) {{ return (int)((uint)a - (uint)b); }}
 static inline int fcl_mul(int a, int b) {{ return (int)((uint)a * (uint)b); }}

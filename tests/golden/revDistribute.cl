@@ -16,8 +16,8 @@ examples/reverse.fcl:9:3: note: `splitUp` leaves out the last `length mod n` ele
 
 #pragma OPENCL FP_CONTRACT OFF
 
-/* FCL integer semantics: 32-bit wrap-around, truncating division (x/0 = 0 here;
-   the reference evaluator reports it), shift counts masked to 5 bits. */
+/* FCL integer semantics: 32-bit wrap-around, truncating division (x/0 = 0 here; the
+   program's run-time check of the divisor reports it), shift counts masked to 5 bits. */
 static inline int fcl_add(int a, int b) { return (int)((uint)a + (uint)b); }
 static inline int fcl_sub(int a, int b) { return (int)((uint)a - (uint)b); }
 static inline int fcl_mul(int a, int b) { return (int)((uint)a * (uint)b); }

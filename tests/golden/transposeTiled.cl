@@ -21,8 +21,8 @@ examples/transpose.fcl:13:3: note: `split2DGrid` leaves out the rows and columns
 
 #pragma OPENCL FP_CONTRACT OFF
 
-/* FCL integer semantics: 32-bit wrap-around, truncating division (x/0 = 0 here;
-   the reference evaluator reports it), shift counts masked to 5 bits. */
+/* FCL integer semantics: 32-bit wrap-around, truncating division (x/0 = 0 here; the
+   program's run-time check of the divisor reports it), shift counts masked to 5 bits. */
 static inline int fcl_add(int a, int b) { return (int)((uint)a + (uint)b); }
 static inline int fcl_sub(int a, int b) { return (int)((uint)a - (uint)b); }
 static inline int fcl_mul(int a, int b) { return (int)((uint)a * (uint)b); }
