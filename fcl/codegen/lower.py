@@ -142,6 +142,7 @@ class Builder:
         self.guarded: list[str] = []
         self.bounds: BufRec | None = None       # see checked_index
         self.sites: list[P.Site] = []
+        self.length_spans: dict[str, Span | None] = {}  # host length variable -> its while/power
         self.parent: Builder | None = None      # a dry probe whose expressions the real plan keeps
 
     def checked_index(self, i: K.Expr, n: K.Expr) -> K.Expr:
@@ -1096,6 +1097,7 @@ def _host_final_length(ctx, cond, step, n, level, ty, origin: str):
     if b.dry or not b.host_computable(n):
         return None
     var = K.Var("int", b.fresh("hlen"))
+    b.length_spans[var.name] = b.span
     probe = Builder(b.hw, dry=True)
     probe.parent = b            # its condition and lengths become host code of this plan
     probe.params = set(b.params) | {var.name}
@@ -1155,6 +1157,7 @@ def _host_while(ctx, cond, step, bufs, n) -> SPull:
     cur, other = bufs
     ty = cur.ty
     length = b.fresh("hlen")
+    b.length_spans[length] = b.span
     b.params.add(length)
     b.host_vars.append(K.Param(length, "int"))
     pc = b.buffer("global", cur.size, cur.origin, "alias", prefix="cur", ty=ty)
@@ -1262,6 +1265,7 @@ def _host_power(ctx, n, step, bufs, size) -> SPull:
     cur, other = bufs
     ty = cur.ty
     length, it = b.fresh("hlen"), b.fresh("hit")
+    b.length_spans[length] = b.span
     b.params |= {length, it}
     b.host_vars += [K.Param(length, "int"), K.Param(it, "int")]
     pc = b.buffer("global", cur.size, cur.origin, "alias", prefix="cur", ty=ty)
@@ -1616,6 +1620,7 @@ def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], e
     plan = assemble(b, name, args, params, result, hw)
     spans = {n: r.span for n, r in b.bufs.items()}
     spans.update({site_key(k): site.span for k, site in enumerate(b.sites)})
+    spans.update(b.length_spans)
     return plan, spans
 
 

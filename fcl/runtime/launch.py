@@ -256,7 +256,7 @@ class Launcher:
 
     def do_SetVar(self, s: P.SetVar, st: State):
         if s.size:
-            st.env[s.var] = self.size_of(s.expr, st.env, "a while loop")
+            st.env[s.var] = self.size_of(s.expr, st.env, "array a step of this loop gives", self.spans.get(s.var))
             return
         st.env[s.var] = K.eval_host(s.expr, st.env, total=True)     # as the kernels would compute it
 
