@@ -260,7 +260,7 @@ class Session:
                                              if rest in h]
         if not any(groups.values()):
             return f"no name in scope contains `{rest}`"
-        order = ["primitives", "hardware parameters", "prelude", self.file or "", "this session"]
+        order = ["primitives", "hardware parameters", "prelude", self.file or "", "typed at the prompt"]
         return "\n".join(f"-- {title}\n" + "\n".join(groups[title])
                          for title in order if groups.get(title))
 
@@ -295,7 +295,7 @@ class Session:
                 span = (sig or decls[k]).span
                 source = span.source.name
                 if source == SOURCE:
-                    return "this session", "declared in this session", doc_comment(span)
+                    return "typed at the prompt", "declared at the prompt", doc_comment(span)
                 group = "prelude" if source == str(prelude_path()) else self.file or source
                 return group, f"declared at {span.location().rsplit(':', 1)[0]}", doc_comment(span)
         return "primitives", "a primitive (built in)", ""

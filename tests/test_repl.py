@@ -311,7 +311,7 @@ def test_browse_lists_every_name_with_its_type_by_origin(session):
     session.handle("fun twice x = 2 * x")
     out = session.handle(":browse")
     titles = [line for line in out.splitlines() if line.startswith("-- ")]
-    assert titles == ["-- primitives", "-- hardware parameters", "-- prelude", "-- this session"]
+    assert titles == ["-- primitives", "-- hardware parameters", "-- prelude", "-- typed at the prompt"]
     assert "generate : forall 'a. int -> (int -> 'a) -> ['a]" in out
     assert "iota : int -> [int]" in out
     assert "#BlockSize : int = 256" in out
@@ -345,7 +345,7 @@ def test_doc_of_primitive_prelude_file_and_session_names(session):
     assert session.handle(":doc #WarpSize").startswith("#WarpSize : int = 32\n")
     session.handle("-- doubles its argument\nfun twice x = 2 * x")
     assert session.handle(":doc twice").splitlines() == [
-        "twice : int -> int", "doubles its argument", "declared in this session"]
+        "twice : int -> int", "doubles its argument", "declared at the prompt"]
 
 
 def test_doc_of_file_declaration_uses_the_comment_above_its_sig():
