@@ -234,7 +234,7 @@ class CheckBounds(HostStmt):
     kinds: tuple[str, ...] = ()     # what each site checks (failure_message); "index" where left out
 
     def kind(self, site: int) -> str:
-        return self.kinds[site] if site < len(self.kinds) else "index"
+        return self.kinds[site] if 0 <= site < len(self.kinds) else "index"
 
 
 @dataclass(frozen=True)
@@ -350,10 +350,10 @@ class Plan:
         return (sum(isinstance(x, K.Checked) for e in exprs for x in K.walk_expr(e))
                 + sum(isinstance(s, K.Fail) for s in stmts))
 
-    def check_kinds(self) -> tuple[str, ...]:
-        """What each run-time check site checks (`CheckBounds.kind`), by site."""
+    def check_kind(self, site: int) -> str:
+        """What run-time check number `site` checks (`CheckBounds.kind`)."""
         found = next((s for s in walk(self.body) if isinstance(s, CheckBounds)), None)
-        return found.kinds if found is not None else ()
+        return found.kind(site) if found is not None else "index"
 
 
 def walk(stmts) -> Iterator[HostStmt]:

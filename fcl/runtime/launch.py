@@ -243,8 +243,7 @@ class Launcher:
         """The error of run-time check number `site` that failed with `values` (the
         evaluator's words, at the evaluator's place)."""
         from fcl.codegen.lower import site_key
-        kinds = self.plan.check_kinds()
-        kind = kinds[site] if 0 <= site < len(kinds) else "index"
+        kind = self.plan.check_kind(site)
         what = "bounds check" if kind == "index" else "run-time check"
         return EvalError(P.failure_message(kind, values), self.spans.get(site_key(site)),
                          [f"found by the compiled program's {what}, for these arguments"])
