@@ -41,7 +41,7 @@ if str(ROOT) not in sys.path:
 
 
 def entries(path: Path) -> list[str]:
-    from fcl.testblocks import parse_test_blocks
+    from fcl.tools.testblocks import parse_test_blocks
     return sorted({c.entry for c in parse_test_blocks(path.read_text(), str(path)) if c.error is None})
 
 

@@ -3,7 +3,7 @@
     python3 bench/gpu_check.py [--device NVIDIA] [--log 20]
 
 1. Every test block of examples/*.fcl, tests/programs/*.fcl and (if present) ../shared/conformance/paper.fcl:
-   evaluator and device must both give the expected value (fcl.testrun).
+   evaluator and device must both give the expected value (fcl.tools.testrun).
 2. The paper's three programs at 2^LOG int32 elements on the device against a
    NumPy reference, with median kernel time (OpenCL profiling events) and
    effective bandwidth, next to a hand-written OpenCL copy kernel.
@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 import fcl  # noqa: E402
 from fcl.runtime import device as D  # noqa: E402
-from fcl.testrun import run_test_files  # noqa: E402
+from fcl.tools.testrun import run_test_files  # noqa: E402
 
 COPY = """
 __kernel void copy(__global const int* restrict a, __global int* restrict b, const int n) {

@@ -40,7 +40,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import suite as S  # noqa: E402
-from fcl.errors import CompileError, CompilerBug, EnvironmentProblem  # noqa: E402
+from fcl.base.errors import CompileError, CompilerBug, EnvironmentProblem  # noqa: E402
 from fcl.runtime import device as D  # noqa: E402
 from fcl.runtime import platforms as P  # noqa: E402
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import fcl
+from fcl.base.errors import EvalError
 from fcl.codegen import kir as K
-from fcl.errors import EvalError
 from fcl.runtime.oclgrind import oclgrind_available, run_with_oclgrind
 from conftest import needs_device
 
@@ -23,7 +23,7 @@ CASES = [("shiftGrid", [1, [1, 2, 3]], (5, 71), "index 3 out of range for an arr
 
 
 def fclc(repo_env, *args):
-    return subprocess.run([sys.executable, "-m", "fcl.cli", *args], env=repo_env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "fcl.tools.cli", *args], env=repo_env, capture_output=True,
                           text=True, timeout=300)
 
 
@@ -171,7 +171,7 @@ def test_no_bounds_checks_leaves_them_all_out():
 @pytest.mark.skipif(not oclgrind_available(), reason="no Oclgrind OpenCL platform")
 def test_a_failing_read_stays_inside_memory_under_oclgrind(repo_env):
     env = dict(repo_env, OCLGRIND_BUILD_OPTIONS="-cl-opt-disable", PYOPENCL_NO_CACHE="1")
-    proc, log = run_with_oclgrind([sys.executable, "-m", "fcl.cli", "run", PROGRAM, "-e", "shiftBlock",
+    proc, log = run_with_oclgrind([sys.executable, "-m", "fcl.tools.cli", "run", PROGRAM, "-e", "shiftBlock",
                                    "--block-size", "8", "--warp-size", "4", "3", "[1,2,3,4,5,6,7,8]"],
                                   env=env, timeout=300)
     assert proc.returncode == 1 and "index 6 out of range for an array of length 4" in proc.stderr, proc.stderr
@@ -190,7 +190,7 @@ def test_no_unchecked_version_on_facts_that_cannot_hold():
 def test_host_scalars_are_the_same_only_where_every_launch_sees_them_equal():
     from fcl.codegen import kir as K
     from fcl.codegen import plan as P
-    from fcl.codegen.passes.ranges import _aliases
+    from fcl.codegen.analysis.ranges import _aliases
     size = K.binop("mul", K.cint(256), K.Var("int", "n"))
     body = (P.SetVar("a", size), P.SetVar("b", size))
     assert _aliases(body, {"a": 1, "b": 1}, {}) == {"b": "a"}

@@ -2,7 +2,7 @@
 command, conflicting flags, elided large results, shell-split literals, `fclc bench`
 (units, spread, device, --json, --timeout, test-block datasets) and `fclc test` (device
 line, warnings, mismatch detail, a malformed block failing alone, --timeout, -j).
-Most run `fcl.cli.main` in-process; device tests need an OpenCL device (PoCL)."""
+Most run `fcl.tools.cli.main` in-process; device tests need an OpenCL device (PoCL)."""
 import json
 import re
 import subprocess
@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fcl.bench import format_seconds
-from fcl.cli import main
-from fcl.testrun import mismatch, split_blocks
-from fcl.values import format_elided, rejoin
+from fcl.api.literals import format_elided, rejoin
+from fcl.tools.bench import format_seconds
+from fcl.tools.cli import main
+from fcl.tools.testrun import mismatch, split_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 REVERSE = str(ROOT / "examples" / "reverse.fcl")
@@ -261,7 +261,7 @@ def test_split_blocks_keeps_line_numbers():
 
 
 def test_fclc_version_as_a_command():
-    done = subprocess.run([sys.executable, "-m", "fcl.cli", "--version"], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "fcl.tools.cli", "--version"], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0 and done.stdout.startswith("fclc ")
 
@@ -346,7 +346,7 @@ def test_bench_progress_line_on_a_terminal():
     import os
     leader, follower = os.openpty()
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "fcl.cli", "bench", REVERSE, "-e", "revGrid", "iota:64",
+    proc = subprocess.run([sys.executable, "-m", "fcl.tools.cli", "bench", REVERSE, "-e", "revGrid", "iota:64",
                            "--repeat", "3"], stdout=subprocess.PIPE, stderr=follower, env=env, timeout=120)
     os.close(follower)
     err = os.read(leader, 65536).decode()

@@ -15,7 +15,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def start(repo_env, *args, **kw):
     env = dict(repo_env)
     env.pop("PYOPENCL_CTX", None)
-    return subprocess.Popen([sys.executable, "-m", "fcl.cli", *args], cwd=REPO, env=env,
+    return subprocess.Popen([sys.executable, "-m", "fcl.tools.cli", *args], cwd=REPO, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
@@ -57,7 +57,7 @@ def test_ctrl_c_stops_promptly_with_one_line(repo_env, tmp_path, args):
 
 def test_eval_into_a_closed_pipe_ends_quietly(repo_env):
     env = dict(repo_env)
-    proc = subprocess.run(f"{sys.executable} -m fcl.cli eval examples/reverse.fcl -e revDistribute 4 --full "
+    proc = subprocess.run(f"{sys.executable} -m fcl.tools.cli eval examples/reverse.fcl -e revDistribute 4 --full "
                           f"iota:200000 | head -c 20; exit ${{PIPESTATUS[0]}}", shell=True,
                           executable="/bin/bash", cwd=REPO, env=env, capture_output=True, text=True,
                           timeout=300)
@@ -73,7 +73,7 @@ def test_eval_into_a_closed_pipe_ends_quietly(repo_env):
 ])
 def test_unwritable_output_is_a_user_error(repo_env, tmp_path, args):
     target = str(tmp_path / "missing-folder" / "out.npy")
-    proc = subprocess.run([sys.executable, "-m", "fcl.cli", *args, "-o", target], cwd=REPO,
+    proc = subprocess.run([sys.executable, "-m", "fcl.tools.cli", *args, "-o", target], cwd=REPO,
                           env=repo_env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines()[-1] == (f"error: -o {target}: cannot write it: the folder "

@@ -22,10 +22,10 @@ import numpy as np
 import pytest
 
 import fcl
-from fcl.errors import ArgumentError, CompileError, FCLError
+from fcl.api.literals import format_value, parse_arg, values_equal
+from fcl.base.errors import ArgumentError, CompileError, FCLError
 from fcl.runtime.oclgrind import oclgrind_available
-from fcl.testblocks import parse_test_blocks
-from fcl.values import format_value, parse_arg, values_equal
+from fcl.tools.testblocks import parse_test_blocks
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = Path("/work/shared/conformance/paper.fcl")
@@ -551,7 +551,7 @@ def test_wrong_arguments_are_argument_errors(args, text):
 
 
 def run_fclc(*argv):
-    code = "import sys; from fcl.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from fcl.tools.cli import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.run([sys.executable, "-c", code, *argv], cwd=REPO, capture_output=True, text=True,
                           timeout=120)
 
@@ -643,7 +643,7 @@ def test_grid_while_with_runtime_condition_is_a_host_loop():
 def test_emit_py_module_runs_with_pyopencl_alone(tmp_path, file, entries, calls):
     """`--emit py` writes a module that needs only pyopencl and numpy, one method per entry,
     and gives the evaluator's results (host loops of grid-level whiles included)."""
-    from fcl.values import parse_arg
+    from fcl.api.literals import parse_arg
     out = tmp_path / "kernels_mod.py"
     args = ["compile", file, "--emit", "py", "-o", str(out)]
     for e in entries:

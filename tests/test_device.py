@@ -9,7 +9,7 @@ import pytest
 
 cl = pytest.importorskip("pyopencl")
 
-from fcl.errors import CompilerBug, EnvironmentProblem
+from fcl.base.errors import CompilerBug, EnvironmentProblem
 from fcl.runtime import device as dev
 from fcl.runtime.oclgrind import oclgrind_available, oclgrind_env, run_with_oclgrind
 

@@ -20,7 +20,7 @@ import pytest
 
 cl = pytest.importorskip("pyopencl")
 
-from fcl.errors import CompilerBug, EnvironmentProblem
+from fcl.base.errors import CompilerBug, EnvironmentProblem
 from fcl.runtime import device as dev
 from fcl.runtime import platforms
 
@@ -41,7 +41,7 @@ def child_env(repo_env, broken=None, **extra) -> dict:
 
 
 def fclc(repo_env, *args, broken=None, **extra):
-    return subprocess.run([sys.executable, "-m", "fcl.cli", *args], env=child_env(repo_env, broken, **extra),
+    return subprocess.run([sys.executable, "-m", "fcl.tools.cli", *args], env=child_env(repo_env, broken, **extra),
                           capture_output=True, text=True, timeout=300, cwd=REPO)
 
 
@@ -302,7 +302,7 @@ def test_opencl_used_before_fcl_is_told_what_to_do(repo_env, tmp_path):
     late = python(env, script, broken="*")
     assert late.returncode == 1 and "Traceback" in late.stderr
     message = late.stderr.strip().splitlines()[-1]
-    assert message.startswith("fcl.errors.EnvironmentProblem: no usable OpenCL device: ")
+    assert message.startswith("fcl.base.errors.EnvironmentProblem: no usable OpenCL device: ")
     assert ("Intel's CPU runtime is installed but this process used OpenCL before `import fcl` could "
             "register it: import fcl before pyopencl's first call, or start Python with OCL_ICD_VENDORS=") in message
     assert "reinstall" not in message

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import fcl
-from fcl.cli import main, use_color
-from fcl.errors import ErrorList, TypeCheckError
+from fcl.base.errors import ErrorList, TypeCheckError
+from fcl.tools.cli import main, use_color
 
 ROOT = Path(__file__).resolve().parents[1]
 ESC = "\033["
@@ -168,7 +168,7 @@ def test_colour_on_a_real_terminal(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     env["TERM"] = "xterm"
     env["PYTHONPATH"] = str(ROOT)
-    proc = subprocess.run([sys.executable, "-m", "fcl.cli", "check", str(f)], stdin=subprocess.DEVNULL,
+    proc = subprocess.run([sys.executable, "-m", "fcl.tools.cli", "check", str(f)], stdin=subprocess.DEVNULL,
                           stdout=subprocess.PIPE, stderr=follower, env=env, timeout=60)
     os.close(follower)
     err = os.read(leader, 65536).decode()
@@ -177,7 +177,7 @@ def test_colour_on_a_real_terminal(tmp_path):
 
 
 def test_repl_reports_every_error_of_one_input():
-    from fcl.repl import Session
+    from fcl.tools.repl import Session
     out = Session().handle("fun a x = x + true\nfun b y = z")
     assert out.count("error:") == 2 and out.endswith("2 errors")
 

@@ -48,7 +48,7 @@ def fclc_path(tmp_path_factory, repo_env):
     """An environment whose PATH starts with an `fclc` that runs this checkout."""
     bin_dir = tmp_path_factory.mktemp("bin")
     script = bin_dir / "fclc"
-    script.write_text(f"#!/bin/sh\nexec {sys.executable} -m fcl.cli \"$@\"\n")
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} -m fcl.tools.cli \"$@\"\n")
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     env = dict(repo_env)
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"

@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fcl.errors import ArgumentError, EvalError
+from fcl.api.literals import coerce_arg, parse_arg, values_equal
+from fcl.base.errors import ArgumentError, EvalError
 from fcl.eval import Evaluator, evaluator_for_file, evaluator_for_source, prelude_decls
 from fcl.syntax import load_program, parse_expr, parse_program
-from fcl.testblocks import parse_test_blocks
+from fcl.tools.testblocks import parse_test_blocks
 from fcl.types import check_program
-from fcl.values import coerce_arg, parse_arg, values_equal
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = Path("/work/shared/conformance/paper.fcl")

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fcl.errors import EvalError
-from fcl import scalars
+from fcl.base import scalars
+from fcl.base.errors import EvalError
 from fcl.eval import evaluator_for_source
 
 INT32 = st.integers(-2 ** 31, 2 ** 31 - 1)

@@ -29,10 +29,10 @@ import numpy as np
 import pytest
 
 import fcl
+from fcl.api.literals import values_equal
 from fcl.fuzz.gen import Case, generate_case
 from fcl.fuzz.runner import PASSING, run_many
 from fcl.runtime.oclgrind import oclgrind_available
-from fcl.values import values_equal
 
 SEEDS = range(210)
 MIN_CASES = 200
@@ -126,7 +126,7 @@ def _verdict(source, entry, args, monkeypatch=None, evaluator_error=None):
     from fcl.fuzz.worker import run_case
     case = dict(source=source, entry=entry, args=args, block_size=32, warp_size=8, num_groups=2)
     if evaluator_error is not None:
-        from fcl.program import Program
+        from fcl.api.program import Program
 
         def failing(self, *a, **k):
             raise fcl.EvalError(evaluator_error, self.span_of(entry))
@@ -290,12 +290,12 @@ def test_a_5000_digit_literal_is_a_located_error(tmp_path, repo_env):
         fcl.load_file(path)
     assert err.value.span is not None and "out of range" in err.value.message
     assert "`99999999999999999999...` (5000 digits) is out of range" in err.value.message
-    p = subprocess.run([sys.executable, "-m", "fcl.cli", "check", str(path)], capture_output=True,
+    p = subprocess.run([sys.executable, "-m", "fcl.tools.cli", "check", str(path)], capture_output=True,
                        text=True, env=repo_env)
     assert p.returncode == 1 and f"{path}:1:15: error:" in p.stderr and "Traceback" not in p.stderr
     ident = tmp_path / "id.fcl"
     ident.write_text("fun f x = x + 1\n")
-    p = subprocess.run([sys.executable, "-m", "fcl.cli", "eval", str(ident), "-e", "f", "9" * 5000],
+    p = subprocess.run([sys.executable, "-m", "fcl.tools.cli", "eval", str(ident), "-e", "f", "9" * 5000],
                        capture_output=True, text=True, env=repo_env)
     assert p.returncode == 1 and "does not fit" in p.stderr and len(p.stderr) < 2000
 
@@ -326,7 +326,7 @@ def test_emitted_python_module_checks_its_arguments(tmp_path, repo_env):
     src = tmp_path / "f.fcl"
     src.write_text(ARG_PROGRAM)
     out = tmp_path / "fmod.py"
-    subprocess.run([sys.executable, "-m", "fcl.cli", "compile", str(src), "-e", "f", "--emit", "py", "-o",
+    subprocess.run([sys.executable, "-m", "fcl.tools.cli", "compile", str(src), "-e", "f", "--emit", "py", "-o",
                     str(out)], check=True, env=repo_env)
     check = r"""
 import numpy as np, fmod

@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 import fcl
+from fcl.api.literals import parse_arg, values_equal
+from fcl.base.errors import CompilerBug
 from fcl.codegen import passes as P
-from fcl.errors import CompilerBug
-from fcl.testblocks import parse_test_blocks
-from fcl.values import parse_arg, values_equal
+from fcl.tools.testblocks import parse_test_blocks
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = Path("/work/shared/conformance/paper.fcl")

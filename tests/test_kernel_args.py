@@ -20,7 +20,7 @@ ARGS = REPO / "tests" / "programs" / "kernel_args.fcl"
 def test_plan_passes_components_and_shapes():
     prog = fcl.load_file(str(ARGS))
     plan = prog.compile("mixed").specialise(
-        (fcl.program.value_type([(np.arange(2, dtype=np.int32), 0.5)]),)).plan
+        (fcl.api.program.value_type([(np.arange(2, dtype=np.int32), 0.5)]),)).plan
     (arg,) = plan.args
     assert isinstance(arg, P.ZipArg) and isinstance(arg.fst, P.NestedArg) and isinstance(arg.snd, P.ArrayArg)
     assert "(flat, row-major)" in P.explain(plan)
@@ -51,7 +51,7 @@ def test_deeper_structures_are_a_located_compile_error():
 
 def test_emit_py_unpacks_structured_arguments(tmp_path):
     out = tmp_path / "args_mod.py"
-    p = subprocess.run([sys.executable, "-m", "fcl.cli", "compile", str(ARGS), "-e", "sumPairs", "-e", "rowMax",
+    p = subprocess.run([sys.executable, "-m", "fcl.tools.cli", "compile", str(ARGS), "-e", "sumPairs", "-e", "rowMax",
                         "-e", "pairOfArrays", "--emit", "py", "-o", str(out)],
                        capture_output=True, text=True, cwd=str(REPO), timeout=300)
     assert p.returncode == 0, p.stderr

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import fcl
-from fcl import diskcache
-from fcl.codegen import cache
+from fcl.api import kernel_cache as cache
+from fcl.api.program import Kernel
+from fcl.base import diskcache
 from fcl.codegen import kir as K
-from fcl.program import Kernel
 
 REPO = Path(__file__).resolve().parents[1]
 TEXT = "fun twice arr = push <grid> (mapPull (fn x => 2 * x) arr)\n" \
@@ -156,7 +156,7 @@ def test_fresh_processes_share_builds_that_run_right(cache_dir, tmp_path, repo_e
     expected = fcl.load(TEXT).evaluate("blockSum", list(range(100)))
     outs = []
     for _ in range(2):
-        out = subprocess.run([sys.executable, "-m", "fcl.cli", "run", str(path), "-e", "blockSum",
+        out = subprocess.run([sys.executable, "-m", "fcl.tools.cli", "run", str(path), "-e", "blockSum",
                               str(list(range(100)))], env=repo_env, capture_output=True, text=True, timeout=300)
         if out.returncode == 2 and "device" in out.stderr:
             pytest.skip(out.stderr.strip())
@@ -167,7 +167,7 @@ def test_fresh_processes_share_builds_that_run_right(cache_dir, tmp_path, repo_e
 
 
 def test_the_parse_cache_shares_the_store(cache_dir):
-    """Both caches write through fcl.diskcache, into folders of their own."""
+    """Both caches write through fcl.base.diskcache, into folders of their own."""
     fcl.load_file(str(REPO / "examples" / "reverse.fcl")).compile("revGrid").opencl_source
     assert _entries(cache_dir) and _entries(cache_dir.parent / "ast")
     assert diskcache.enabled()

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 import fcl
-from fcl import hw
+from fcl.base import hw
+from fcl.base.errors import ArgumentError, CompilerBug
 from fcl.codegen import kir as K
 from fcl.codegen import passes as P
 from fcl.codegen.plan import Plan
 from fcl.codegen.verify import verify_program
-from fcl.errors import ArgumentError, CompilerBug
 
 REPO = Path(__file__).resolve().parents[1]
 x, y = K.Var("int", "x"), K.Var("int", "y")
@@ -33,7 +33,7 @@ def test_enums_validate_names():
 def test_one_table_of_level_names():
     from fcl.eval import cost, values
     from fcl.syntax import grammar, parser
-    from fcl.types import types
+    from fcl.types import terms as types
     assert grammar.LEVEL_KEYWORDS == values.LEVEL_NAMES == cost.LEVELS == ("thread", "warp", "block", "grid")
     assert parser.LEVEL_NAMES == hw.LEVEL_KEYWORDS + ("Z",)
     assert [types.level_depth(types.LEVEL_NAMES[n]) for n in parser.LEVEL_NAMES] == [0, 1, 2, 3, 0]
@@ -184,7 +184,7 @@ def test_no_pass_and_dump_after_in_the_api():
 
 
 def run_fclc(*argv):
-    code = "import sys; from fcl.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from fcl.tools.cli import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.run([sys.executable, "-c", code, *argv], cwd=REPO, capture_output=True, text=True,
                           timeout=120)
 

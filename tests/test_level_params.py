@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 import fcl
-from fcl.cli import main
 from fcl.syntax import ast as A
-from fcl.types import core as C
-from fcl.types.types import LVarT, TFunT, TLevelFunT, TPullT, TPushT, TVarT, INT
+from fcl.tools.cli import main
+from fcl.types import node_types as C
+from fcl.types.terms import INT, LVarT, TFunT, TLevelFunT, TPullT, TPushT, TVarT
 from fcl.types.unify import Subst, level_vars
 
 PROGRAM = Path(__file__).resolve().parent / "programs" / "level_params.fcl"

@@ -20,7 +20,6 @@ Two settings keep Oclgrind's own limits out of the way:
   kernel did write (reproduced with plain pyopencl, no FCL involved).
 """
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -49,8 +48,8 @@ class KeptBuffer(cl.Buffer):
 cl.Buffer = KeptBuffer
 
 import fcl
-from fcl.testblocks import parse_test_blocks
-from fcl.values import format_value, parse_arg, values_equal
+from fcl.api.literals import format_value, parse_arg, values_equal
+from fcl.tools.testblocks import parse_test_blocks
 
 jobs = json.loads(sys.argv[1])
 NUM_GROUPS = int(sys.argv[2])
@@ -91,7 +90,7 @@ for job in jobs:
 
 
 def block_jobs(path: Path, bs: int) -> list[dict]:
-    from fcl.testblocks import parse_test_blocks
+    from fcl.tools.testblocks import parse_test_blocks
     cases = parse_test_blocks(path.read_text(), str(path))
     return [{"path": str(path), "entry": c.entry, "args": list(c.args), "bs": bs, "error": c.error}
             for c in cases]

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 import fcl
-from fcl.errors import ParseError
+from fcl.base.errors import ParseError
 from fcl.syntax import cache
 from fcl.syntax.parser import parse_program
 
@@ -106,7 +106,7 @@ def test_cli_in_a_fresh_process(cache_dir, tmp_path):
     path.write_text(TEXT)
     env = dict(os.environ)
     for _ in range(2):
-        out = subprocess.run([sys.executable, "-m", "fcl.cli", "check", str(path)], env=env,
+        out = subprocess.run([sys.executable, "-m", "fcl.tools.cli", "check", str(path)], env=env,
                              capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
         assert "quad : int -> int" in out.stdout

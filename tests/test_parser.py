@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fcl.errors import FCLError, ParseError
+from fcl.base.errors import FCLError, ParseError
+from fcl.syntax import ast as A
 from fcl.syntax import (load_program, parse_expr, parse_program, parse_scheme, print_expr,
                         print_level, print_program, print_scheme, print_type)
-from fcl.syntax import ast as A
 from fcl.syntax.grammar import KEYWORDS
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -10,9 +10,9 @@ import pytest
 
 import fcl
 from fcl.codegen import kir as K
+from fcl.codegen.analysis.ranges import FULL, Interval, Ranges
 from fcl.codegen.interp import KernelRun
 from fcl.codegen.passes.licm import hoist_invariants
-from fcl.codegen.passes.ranges import FULL, Interval, Ranges
 from fcl.codegen.passes.simplify import simplify
 from fcl.codegen.passes.skew import skew_local_memory
 from fcl.codegen.passes.strength import mark_no_wrap, strength_reduce
@@ -409,7 +409,7 @@ def test_vectorize_renders_cast_pointers_and_is_off_with_its_switches():
 
 
 def test_verifier_rejects_vector_accesses_it_cannot_print():
-    from fcl.errors import CompilerBug
+    from fcl.base.errors import CompilerBug
     tile = K.Buffer("t", "local", "int", K.cint(64), "test")
     bad = [[K.VLoad("v", ("x", "y", "z"), "int", "b", lid)],                       # 3 wide
            [K.VLoad("v", ("x", "y", "z", "w"), "int", "t", lid)],                  # local memory

@@ -10,7 +10,7 @@ import pytest
 import fcl
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.codegen.pymodule import emit_module
+from fcl.runtime.pymodule import emit_module
 
 REPO = Path(__file__).resolve().parents[1]
 HOST_WHILE = REPO / "tests/programs/grid_host_while.fcl"

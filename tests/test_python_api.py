@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import fcl
-from fcl.cli import main
 from fcl.runtime.calling import bind_arguments, python_names
+from fcl.tools.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 REVERSE = str(REPO / "examples" / "reverse.fcl")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fcl.repl import Session, needs_more, piped, split_args
+from fcl.tools.repl import Session, needs_more, piped, split_args
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = str(REPO / "examples" / "reverse.fcl")
@@ -20,7 +20,6 @@ def session():
 
 def _has_cpu_device() -> bool:
     try:
-        import pyopencl as cl
         from fcl.runtime.platforms import all_devices, is_oclgrind
         return any(not is_oclgrind(d) for d in all_devices())
     except Exception:
@@ -262,7 +261,7 @@ def test_piped_lines(capsys, session):
 
 def test_fclc_repl_through_a_pipe():
     fclc = REPO / ".venv" / "bin" / "fclc"
-    exe = [str(fclc)] if fclc.exists() else [sys.executable, "-m", "fcl.cli"]
+    exe = [str(fclc)] if fclc.exists() else [sys.executable, "-m", "fcl.tools.cli"]
     text = ":type iota\nfun sq x =\n  x * x\nmapPull sq (iota 4)\niota true\n:quit\n"
     proc = subprocess.run(exe + ["repl", EXAMPLE], input=text, capture_output=True, text=True,
                           timeout=120)
@@ -276,7 +275,7 @@ def test_fclc_repl_through_a_pipe():
 
 def test_completion_of_names_and_commands(session):
     from prompt_toolkit.document import Document
-    from fcl.repl import completer
+    from fcl.tools.repl import completer
     session.handle("fun myInc x = x + 1")
     c = completer(session)
 
@@ -289,7 +288,7 @@ def test_completion_of_names_and_commands(session):
 
 def test_history_falls_back_to_memory(monkeypatch, tmp_path):
     from prompt_toolkit.history import FileHistory, InMemoryHistory
-    import fcl.repl as repl
+    import fcl.tools.repl as repl
     monkeypatch.setattr(repl, "HISTORY", tmp_path / "missing-dir" / ".fcl_history")
     assert isinstance(repl.open_history(), InMemoryHistory)
     monkeypatch.setattr(repl, "HISTORY", tmp_path / ".fcl_history")
@@ -435,7 +434,7 @@ def test_program_extend_shadowing_keeps_earlier_meaning():
 def test_ctrl_c_aborts_one_evaluation_and_keeps_the_session():
     import signal
     import time
-    exe = [sys.executable, "-m", "fcl.cli"]
+    exe = [sys.executable, "-m", "fcl.tools.cli"]
     proc = subprocess.Popen(exe + ["repl"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=REPO)
     proc.stdin.write("fun inc x = x + 1\nfoldl (fn a => fn b => a + b) 0 (iota 200000000)\n")

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 import fcl
-from fcl import program as facade
+from fcl.api import program as facade
+from fcl.base.errors import ArgumentError
 from fcl.codegen import plan as P
-from fcl.errors import ArgumentError
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -105,10 +105,10 @@ def test_cache_is_keyed_by_types_and_static_values():
     assert k.build_for(2, 8, 12, ints) is not a
     assert k.build_for(4, 8, 12, floats) is not a
     assert len(k._builds) == 3
-    assert set(k._builds) == {((fcl.program.T.INT,) * 3 + (t,), ((0, d), (1, 8), (2, 12)))
-                              for t, d in ((fcl.program.T.TPullT(fcl.program.T.INT), 4),
-                                           (fcl.program.T.TPullT(fcl.program.T.INT), 2),
-                                           (fcl.program.T.TPullT(fcl.program.T.FLOAT), 4))}
+    assert set(k._builds) == {((fcl.api.program.T.INT,) * 3 + (t,), ((0, d), (1, 8), (2, 12)))
+                              for t, d in ((fcl.api.program.T.TPullT(fcl.api.program.T.INT), 4),
+                                           (fcl.api.program.T.TPullT(fcl.api.program.T.INT), 2),
+                                           (fcl.api.program.T.TPullT(fcl.api.program.T.FLOAT), 4))}
 
 
 def test_dynamic_arguments_share_one_build():
@@ -153,7 +153,7 @@ def test_static_and_dynamic_agree_with_the_evaluator(file, entry, args, name):
 
 
 def run_fclc(*argv):
-    code = "import sys; from fcl.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from fcl.tools.cli import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.run([sys.executable, "-c", code, *argv], cwd=REPO, capture_output=True, text=True,
                           timeout=120)
 

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from fcl.errors import ParseError
-from fcl.testblocks import TestCase, parse_test_blocks, split_args
+from fcl.base.errors import ParseError
+from fcl.tools.testblocks import TestCase, parse_test_blocks, split_args
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "conformance"
 

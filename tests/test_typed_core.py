@@ -1,4 +1,4 @@
-"""The typed core (fcl.types.core): the checker's types at the places the lowering reads
+"""The typed core (fcl.types.node_types): the checker's types at the places the lowering reads
 them, per instantiation; and what the lowering does with them (tests/programs/typed_core.fcl
 runs the programs against the evaluator in test_codegen)."""
 from pathlib import Path
@@ -6,12 +6,13 @@ from pathlib import Path
 import pytest
 
 import fcl
+from fcl.base.errors import CompilerBug
 from fcl.codegen.lower import lower_entry
-from fcl.errors import CompilerBug
 from fcl.syntax import ast as A
 from fcl.syntax import parse_program
-from fcl.types import core as C
-from fcl.types.types import BLOCK, BOOL, DOUBLE, FLOAT, GRID, INT, THREAD, WARP, TFunT, TPullT, TPushT
+from fcl.types import node_types as C
+from fcl.types.terms import (BLOCK, BOOL, DOUBLE, FLOAT, GRID, INT, TFunT, THREAD, TPullT, TPushT,
+                             WARP)
 
 PROGRAM = Path(__file__).resolve().parent / "programs" / "typed_core.fcl"
 

@@ -4,12 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from fcl.errors import TypeCheckError
+from fcl.base.errors import TypeCheckError
 from fcl.syntax import ast, parse_expr, parse_program
 from fcl.types import (builtins_env, check_expr, check_program, format_scheme, format_type,
                        prelude_env, prelude_path)
 from fcl.types.infer import _type_from_ast
-from fcl.types.types import BLOCK, GRID, INT, LSucc, LVarT, Scheme, TPushT, TVarT, WARP
+from fcl.types.terms import BLOCK, GRID, INT, LSucc, LVarT, Scheme, TPushT, TVarT, WARP
 from fcl.types.unify import Subst
 
 CONFORMANCE = Path("/work/shared/conformance")
@@ -573,7 +573,7 @@ def test_error_renders_with_location():
 @pytest.mark.skipif(not (CONFORMANCE / "errors.fcl").exists(), reason="no conformance suite")
 def test_conformance_error_parts():
     """errors.fcl: each part fails at its LINE with WORD in the message (type errors only)."""
-    from fcl.errors import FCLError
+    from fcl.base.errors import FCLError
     lines = (CONFORMANCE / "errors.fcl").read_text().splitlines()
     starts = [i for i, l in enumerate(lines) if l.startswith("-- expect:")]
     for k, s in enumerate(starts):

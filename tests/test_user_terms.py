@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import fcl
-from fcl.cli import main
-from fcl.errors import ArgumentError, CompileError, TypeCheckError
+from fcl.base.errors import ArgumentError, CompileError, TypeCheckError
+from fcl.tools.cli import main
 
 from conftest import needs_device  # noqa: E402
 
@@ -187,7 +187,7 @@ def test_eval_rejects_a_device(capsys):
 # ---------------------------------------------------------------- bench
 
 def row(times):
-    from fcl.bench import summary
+    from fcl.tools.bench import summary
 
     class Device:
         name, platform = "cpu", type("P", (), {"name": "pocl"})
@@ -195,7 +195,7 @@ def row(times):
 
 
 def test_bench_warns_when_the_median_is_unreliable():
-    from fcl.bench import spread_warning
+    from fcl.tools.bench import spread_warning
     scattered = row([1.0, 1.6, 0.5, 2.0, 0.9, 1.3, 0.6, 1.8, 1.1, 0.7])
     warning = spread_warning(scattered)
     assert warning.startswith("f iota:8: the run times scatter so much")
@@ -208,7 +208,7 @@ def test_bench_warns_when_the_median_is_unreliable():
 
 @needs_device
 def test_bench_prints_the_warning_on_stderr(capsys, monkeypatch):
-    import fcl.bench as B
+    import fcl.tools.bench as B
     monkeypatch.setattr(B, "time_runs", lambda *a, **k: [1e-3, 3e-3, 1e-3, 2e-3, 5e-3])
     code, out, err = fclc(capsys, "bench", REVERSE, "-e", "revGrid", "iota:64", "--repeat", "5")
     assert code == 0 and "over 5 runs" in out and "warning" not in out
@@ -218,7 +218,7 @@ def test_bench_prints_the_warning_on_stderr(capsys, monkeypatch):
 # ---------------------------------------------------------------- random inputs
 
 def test_random_inputs_have_a_default_seed(capsys):
-    from fcl.values import parse_arg
+    from fcl.api.literals import parse_arg
     a = parse_arg("random:50", position=1)
     assert np.array_equal(a, parse_arg("random:50", position=1))
     assert np.array_equal(a, parse_arg("random:50", seed=1, position=1))
@@ -289,7 +289,7 @@ def test_emitted_module_of_another_element_type_runs(tmp_path):
 # ---------------------------------------------------------------- the REPL's Tab
 
 def repl_session():
-    from fcl.repl import Session
+    from fcl.tools.repl import Session
     s = Session()
     s.handle("fun myInc x = x + 1")
     return s
@@ -297,7 +297,7 @@ def repl_session():
 
 def test_one_tab_completes_a_single_candidate():
     from prompt_toolkit.buffer import Buffer
-    from fcl.repl import completer, tab_complete
+    from fcl.tools.repl import completer, tab_complete
     names = completer(repl_session())
     buf = Buffer(completer=names)
     buf.insert_text("mapPull myI")
@@ -314,7 +314,7 @@ def test_a_quick_tab_then_enter_runs_the_completed_word(monkeypatch, tmp_path):
     prompt_toolkit's own Tab only opened the menu while the completion begun by typing ran."""
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output import DummyOutput
-    import fcl.repl as R
+    import fcl.tools.repl as R
     monkeypatch.setattr(R, "HISTORY", tmp_path / ".fcl_history")
     s = repl_session()
     ran = []

@@ -3,10 +3,10 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from fcl.errors import ArgumentError
-from fcl.types.types import (BOOL, DOUBLE, FLOAT, GRID, INT, TFunT, TLevelFunT, TPairT,
+from fcl.api.literals import EMPTY, coerce_arg, format_value, parse_arg, values_equal
+from fcl.base.errors import ArgumentError
+from fcl.types.terms import (BOOL, DOUBLE, FLOAT, GRID, INT, TFunT, TLevelFunT, TPairT,
                              TPullT, TPushT, TVarT)
-from fcl.values import EMPTY, coerce_arg, format_value, parse_arg, values_equal
 
 
 def same(a, b):

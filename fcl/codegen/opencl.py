@@ -13,9 +13,9 @@ is decided by the `map_hw` pass, so this module never sees a parallel loop.
 """
 from __future__ import annotations
 
+from fcl.base.errors import CompilerBug
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.errors import CompilerBug
 
 PRELUDE = """\
 #pragma OPENCL FP_CONTRACT OFF

@@ -102,7 +102,7 @@ def split_arg(spec, value, position: int) -> tuple[list, dict]:
     host scalars its shape sets (NestedArg); ArgumentError for an irregular array or
     components of different lengths."""
     import numpy as np
-    from fcl.errors import ArgumentError
+    from fcl.base.errors import ArgumentError
     leaves, env = [], {}
 
     def go(spec, value):

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 
+from fcl.base.errors import CompileError
 from fcl.codegen import kir as K
 from fcl.codegen.lower import BINOPS, HOST_CALLS
-from fcl.errors import CompileError
 
 
 FCL_OPS = {op: text for text, op in reversed(BINOPS.items())}   # kernel-IR operator -> FCL's (`/`)

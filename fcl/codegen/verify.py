@@ -22,9 +22,9 @@ interpreter finds divergent barriers by running the kernel).
 """
 from __future__ import annotations
 
+from fcl.base.errors import CompilerBug
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.errors import CompilerBug
 
 _ARITH = {K.Op.ADD, K.Op.SUB, K.Op.MUL, K.Op.DIV, K.Op.MOD}
 _INT_ONLY = {K.Op.BAND, K.Op.BOR, K.Op.BXOR, K.Op.SHL, K.Op.SHR} | set(K.GENERAL_OP)

@@ -6,8 +6,8 @@ small-step semantics of paper section 5.2 (machine.py) and reports costs
 `evaluator_for_file` / `evaluator_for_source` add the prelude (untyped: the
 caller type-checks first when it wants diagnostics for ill-typed programs).
 """
+from fcl.base.hw import DEFAULT_HW
 from fcl.eval.cost import CostReport
-from fcl.hw import DEFAULT_HW
 from fcl.eval.machine import (Evaluator, Machine, evaluator_for_file,
                               evaluator_for_source, prelude_decls)
 

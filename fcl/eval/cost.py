@@ -6,7 +6,7 @@ What each figure means is documented in docs/evaluator.md ("Cost model").
 """
 from __future__ import annotations
 
-from fcl.hw import LEVEL_KEYWORDS, Space
+from fcl.base.hw import LEVEL_KEYWORDS, Space
 
 LEVELS = LEVEL_KEYWORDS
 SPACES = tuple(Space)

@@ -44,17 +44,16 @@ import sys
 
 import numpy as np
 
-from fcl.errors import NO_SPAN, ArgumentError, EvalError, FCLError
-from fcl import scalars
-from fcl.hw import DEFAULT_HW, LEVEL_BY_NAME
-from fcl.syntax.loader import prelude_decls
-from fcl.eval.cost import GLOBAL, SPACE_OF_LEVEL, Counters, CostReport
+from fcl.base import scalars
+from fcl.base.errors import ArgumentError, EvalError, FCLError, NO_SPAN
+from fcl.base.hw import DEFAULT_HW, LEVEL_BY_NAME
+from fcl.eval.cost import CostReport, Counters, GLOBAL, SPACE_OF_LEVEL
 from fcl.eval.primitives import PRIMS
-from fcl.eval.values import (LEVEL_NAMES, Buffer, ConcatDelay, InterleaveDelay, LevelFn,
-                             MapPush, Pull, Push, PushOf, SeqConcatPush, SeqForPush, ZipWithPush, describe,
-                             from_python,
-                             is_function, to_python)
+from fcl.eval.values import (Buffer, ConcatDelay, InterleaveDelay, LEVEL_NAMES, LevelFn, MapPush,
+                             Pull, Push, PushOf, SeqConcatPush, SeqForPush, ZipWithPush, describe,
+                             from_python, is_function, to_python)
 from fcl.syntax import ast
+from fcl.syntax.loader import prelude_decls
 
 _LEVEL_DEPTH = LEVEL_BY_NAME
 _UNSET = object()

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fcl.errors import EvalError
-from fcl import scalars
-from fcl.hw import STORAGE_DTYPES
+from fcl.base import scalars
+from fcl.base.errors import EvalError
+from fcl.base.hw import STORAGE_DTYPES
 from fcl.eval.values import (ConcatDelay, InterleaveDelay, MapPush, Pull, Push, PushOf,
                              SeqConcatPush, SeqForPush, ZipWithPush, describe)
 

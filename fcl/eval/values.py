@@ -22,13 +22,35 @@ from __future__ import annotations
 
 import numpy as np
 
-from fcl.errors import ArgumentError, EvalError
+from fcl.base.errors import ArgumentError, EvalError
+from fcl.base.hw import LEVEL_KEYWORDS
+from fcl.base.scalars import F32, INT_MAX, INT_MIN
 from fcl.eval.cost import GLOBAL
-from fcl.hw import LEVEL_KEYWORDS
-from fcl.scalars import F32, INT_MAX, INT_MIN
-from fcl.values import EmptyArray
 
 LEVEL_NAMES = LEVEL_KEYWORDS
+
+
+class EmptyArray:
+    """The literal `[]`: an array of length 0 whose element type is not known yet."""
+
+    _instance: "EmptyArray | None" = None
+
+    def __new__(cls) -> "EmptyArray":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __len__(self) -> int:
+        return 0
+
+    def __iter__(self):
+        return iter(())
+
+    def __repr__(self) -> str:
+        return "EMPTY"
+
+
+EMPTY = EmptyArray()
 
 
 # ---------------------------------------------------------------- pull arrays

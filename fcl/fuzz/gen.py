@@ -62,7 +62,7 @@ import random
 import re
 from dataclasses import dataclass, field
 
-from fcl.hw import LEVEL_KEYWORDS
+from fcl.base.hw import LEVEL_KEYWORDS
 
 THREAD, WARP, BLOCK, GRID = 0, 1, 2, 3
 LEVELS = LEVEL_KEYWORDS

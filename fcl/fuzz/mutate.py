@@ -31,8 +31,8 @@ import re
 import sys
 from pathlib import Path
 
+from fcl.base.hw import LEVEL_KEYWORDS
 from fcl.fuzz.minimize import replace_at, subexprs
-from fcl.hw import LEVEL_KEYWORDS
 from fcl.syntax import ast as A
 
 HW = {"#BlockSize": 64, "#WarpSize": 32, "#NumGroups": 8}
@@ -132,8 +132,8 @@ def check_mutant(text: str, eval_args: dict | None = None) -> str | None:
     import traceback
 
     import fcl
-    from fcl.errors import FCLError, NO_SOURCE
-    from fcl.program import default_type
+    from fcl.api.program import default_type
+    from fcl.base.errors import FCLError, NO_SOURCE
 
     def located(e):
         return e.span is not None and e.span.source is not NO_SOURCE
@@ -149,7 +149,7 @@ def check_mutant(text: str, eval_args: dict | None = None) -> str | None:
         try:
             scheme = prog.scheme(name)
             t, params = scheme.body, []
-            from fcl.types import types as T
+            from fcl.types import terms as T
             if isinstance(t, T.TLevelFunT):
                 continue
             while isinstance(t, T.TFunT):

@@ -58,7 +58,7 @@ def phase(name: str):
 
 
 def located(e) -> bool:
-    from fcl.errors import NO_SOURCE
+    from fcl.base.errors import NO_SOURCE
     return e.span is not None and e.span.source is not NO_SOURCE
 
 
@@ -80,9 +80,9 @@ def error_class(message: str) -> str:
 
 def run_case(case: dict, device: str | None) -> dict:
     import fcl
-    from fcl.errors import CompileError, CompilerBug, EvalError, FCLError, ParseError, TypeCheckError
-    from fcl.program import value_type
-    from fcl.values import format_value, parse_arg, values_equal
+    from fcl.api.literals import format_value, parse_arg, values_equal
+    from fcl.api.program import value_type
+    from fcl.base.errors import CompileError, CompilerBug, EvalError, FCLError, ParseError, TypeCheckError
 
     hw = dict(block_size=case["block_size"], warp_size=case["warp_size"], num_groups=case["num_groups"])
     phase("check")
@@ -152,8 +152,8 @@ def run_case(case: dict, device: str | None) -> dict:
 
 def emulate(kernel, values, expected) -> dict:
     """The compiled plan on the kernel-IR interpreter, EMULATE_SECONDS at most."""
-    from fcl.errors import CompilerBug
-    from fcl.values import format_value, values_equal
+    from fcl.api.literals import format_value, values_equal
+    from fcl.base.errors import CompilerBug
     phase("emulate")
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, EMULATE_SECONDS)

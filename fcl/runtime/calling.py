@@ -19,7 +19,7 @@ kernel times exactly as `Program.compile(...)`'s kernels do.
 * `Profile`: the kernels one call launched and their times from OpenCL
   profiling events, read when first asked for.
 """
-from fcl.errors import ArgumentError      # a printed module defines its own ArgumentError
+from fcl.base.errors import ArgumentError      # a printed module defines its own ArgumentError
 # ---- printed into --emit py modules from here ----
 import inspect
 import keyword

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import warnings
 
-from fcl.errors import CompilerBug, EnvironmentProblem
+from fcl.base.errors import CompilerBug, EnvironmentProblem
 from fcl.runtime import platforms as P
 
 P.register_intel_cpu_runtime()      # before pyopencl's first call (`import fcl` did it already)

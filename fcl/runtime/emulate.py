@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from fcl.codegen import interp
+from fcl.base.hw import STORAGE_DTYPES
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.hw import STORAGE_DTYPES
+from fcl.codegen import interp
 from fcl.runtime.launch import Launcher, State
 
 

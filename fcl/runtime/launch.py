@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fcl.base.errors import ArgumentError, CompileError, CompilerBug, EvalError
+from fcl.base.hw import STORAGE_DTYPES
 from fcl.codegen import kir as K
-from fcl.codegen.opencl import kernel_symbol
 from fcl.codegen import plan as P
-from fcl.errors import ArgumentError, CompileError, CompilerBug, EvalError
-from fcl.hw import STORAGE_DTYPES
+from fcl.codegen.opencl import kernel_symbol
 from fcl.runtime import calling as C
 from fcl.runtime import device as D
 

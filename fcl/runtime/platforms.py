@@ -107,7 +107,7 @@ def _icd_files(folder: str) -> dict:
 
 
 def _cache_folder(*parts: str) -> str:
-    """A folder under FCL's cache, as fcl.resources.user_cache names it (this module is
+    """A folder under FCL's cache, as fcl.base.resources.user_cache names it (this module is
     printed into `--emit py` modules, which import no fcl): $FCL_CACHE_DIR, else
     $XDG_CACHE_HOME/fcl, else ~/.cache/fcl."""
     root = os.environ.get("FCL_CACHE_DIR") or os.path.join(

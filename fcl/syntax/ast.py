@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fcl.errors import NO_SPAN, Span
+from fcl.base.errors import NO_SPAN, Span
 
 
 def _span():

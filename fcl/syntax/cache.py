@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 
-from fcl import diskcache
+from fcl.base import diskcache
 from fcl.syntax import ast as A
 from fcl.syntax.parser import parse_program
 
@@ -26,7 +26,7 @@ KEEP = 256          # entries kept; the oldest written go first
 @functools.cache
 def _parser_digest() -> bytes:
     """What the trees depend on besides the text: the parser's source and the Python version."""
-    from fcl import errors
+    from fcl.base import errors
     from fcl.syntax import grammar, parser
     return diskcache.source_digest(m.__file__ for m in (A, grammar, parser, errors))
 

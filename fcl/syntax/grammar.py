@@ -18,7 +18,7 @@ Conventions:
 
 Rule names are used by the parser's error reporting (`parser._DESCRIPTIONS`).
 """
-from fcl.hw import LEVEL_KEYWORDS
+from fcl.base.hw import LEVEL_KEYWORDS
 
 KEYWORDS = ("sig", "fun", "val", "let", "in", "fn", "if", "then", "else", "forall",
             "div", "mod", "not", "true", "false", "int", "float", "double", "bool",

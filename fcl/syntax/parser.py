@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
-import sys
 from collections import defaultdict
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import regex
@@ -23,10 +21,11 @@ from parsimonious import Grammar
 from parsimonious.exceptions import ParseError as _PParseError
 from parsimonious.expressions import Quantifier
 
-from fcl.errors import CompilerBug, FCLError, ParseError, ParseErrorList, Source, Span
+from fcl.base.errors import CompilerBug, FCLError, ParseError, ParseErrorList, Source, Span
+from fcl.base.hw import LEVEL_BY_NAME
+from fcl.base.recursion import deep_recursion
 from fcl.syntax import ast as A
-from fcl.hw import LEVEL_BY_NAME
-from fcl.syntax.grammar import _DEFINE, _TRIVIA, GRAMMAR, KEYWORDS, LEVEL_KEYWORDS, TRIVIA
+from fcl.syntax.grammar import GRAMMAR, KEYWORDS, LEVEL_KEYWORDS, TRIVIA, _DEFINE, _TRIVIA
 
 # closing parentheses (with comments and white space between) after an argument
 _CLOSING_PARENS = regex.compile(_DEFINE + r"(?:" + _TRIVIA + r"\))*")
@@ -132,21 +131,6 @@ def _parse(rule: str, text: str, name: str):
 
 
 # ---------------------------------------------------------------- running the grammar
-
-_RECURSION_LIMIT = 12000  # about 700 nested parentheses or `let`s
-
-
-@contextmanager
-def deep_recursion():
-    """Raise Python's recursion limit while parsing (the parser and visitor recurse
-    once per nesting level); restore it afterwards."""
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, _RECURSION_LIMIT))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(old)
-
 
 class _FailureLog(_PParseError):
     """Parsimonious's error record, extended to keep every rule that failed

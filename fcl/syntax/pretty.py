@@ -10,9 +10,10 @@ Declarations go one to a line; long expressions are not broken.
 """
 from __future__ import annotations
 
-from fcl.errors import CompilerBug
+from fcl.base.errors import CompilerBug
+from fcl.base.recursion import deep_recursion
 from fcl.syntax import ast as A
-from fcl.syntax.parser import NON_ASSOC, PRECEDENCE, RIGHT_ASSOC, deep_recursion
+from fcl.syntax.parser import NON_ASSOC, PRECEDENCE, RIGHT_ASSOC
 
 # Precedence levels of the non-binary forms (binary operators: 1..9).
 LOW, PREFIX, APP, ATOM = 0, 10, 11, 12

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 
-from fcl.errors import Span
+from fcl.base.errors import Span
 from fcl.syntax import ast
-from fcl.types.types import Scheme, Type
+from fcl.types.terms import Scheme, Type
 
 MAX_TRIES = 80        # re-checks of one definition at most (each costs one inference of it)
 
@@ -112,7 +112,7 @@ def _written_level(lv) -> bool:
 
 
 def _mentions_base_type(t: Type) -> bool:
-    from fcl.types.printer import format_type
+    from fcl.types.terms import format_type
     return re.search(r"\b(int|float|double|bool)\b", format_type(t)) is not None
 
 
@@ -133,7 +133,7 @@ def _words(e, scope) -> str:
     if isinstance(e, ast.UnOp):
         return f"{shown} (`not` works on bools only)"
     if isinstance(e, ast.Var):
-        from fcl.types.printer import format_scheme
+        from fcl.types.terms import format_scheme
         return f"{shown} (of type {format_scheme(scope[e.name])})"
     return shown
 

@@ -9,7 +9,7 @@ The hardware parameters are in `HARDWARE_PARAMETERS`.
 """
 from __future__ import annotations
 
-from fcl.types.types import (BOOL, DOUBLE, FLOAT, INT, LSucc, LVarT, LZero, Level, Scheme, TFunT,
+from fcl.types.terms import (BOOL, DOUBLE, FLOAT, INT, LSucc, LVarT, LZero, Level, Scheme, TFunT,
                              TLevelFunT, TPairT, TPullT, TPushT, TVarT, Type)
 from fcl.types.unify import infer_kinds, level_vars, substitute, type_vars
 

@@ -24,13 +24,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from fcl.errors import CompilerBug, ErrorList, Span, TypeCheckError
+from fcl.base.errors import CompilerBug, ErrorList, Span, TypeCheckError
 from fcl.syntax import ast
 from fcl.types.builtins import HARDWARE_PARAMETERS, close, primitive_schemes
-from fcl.types.core import TypedCore, finish_decl
-from fcl.types.printer import Namer, format_level, format_scheme, format_type
-from fcl.types.types import (BOOL, DOUBLE, FLOAT, INT, LEVEL_NAMES, LSucc, LVarT, LZero, Level,
-                             Scheme, TFunT, TLevelFunT, TPairT, TPullT, TPushT, TVarT, Type)
+from fcl.types.node_types import TypedCore, finish_decl
+from fcl.types.terms import (BOOL, DOUBLE, FLOAT, INT, LEVEL_NAMES, LSucc, LVarT, LZero, Level,
+                             Namer, Scheme, TFunT, TLevelFunT, TPairT, TPullT, TPushT, TVarT, Type,
+                             format_level, format_scheme, format_type)
 from fcl.types.unify import (KIND_DESCRIPTION, Mismatch, Subst, fresh_id, is_flexible, kind_allows,
                              level_succs, level_vars, subst_level_in_type, substitute,
                              type_children, type_vars)
@@ -82,7 +82,7 @@ class CheckedProgram:
     order (a redeclared name keeps its first position and its last scheme);
     `decls`: every declaration in order, duplicates included; `env`:
     everything visible after the program, to check further input against;
-    `core`: the types the lowering reads (fcl.types.core).
+    `core`: the types the lowering reads (fcl.types.node_types).
     """
     schemes: dict[str, Scheme]
     env: TypeEnv
@@ -233,8 +233,8 @@ def builtins_env() -> TypeEnv:
 
 
 def prelude_path() -> Path:
-    """prelude.fcl: installed package data, else the checkout's prelude/ (fcl.resources)."""
-    from fcl.resources import prelude_path as located
+    """prelude.fcl: installed package data, else the checkout's prelude/ (fcl.base.resources)."""
+    from fcl.base.resources import prelude_path as located
     return located()
 
 
@@ -426,7 +426,7 @@ class _Checker:
         self.mono: list[Type] = []
         self.obligations: list[tuple[Level, str, Span | None]] = []   # (level, name, its use)
         self.sig_levels: list[str] = []
-        self.record: tuple[list, dict, dict] | None = None   # (vars, lets, lams) for fcl.types.core
+        self.record: tuple[list, dict, dict] | None = None   # (vars, lets, lams) for fcl.types.node_types
 
     # -- entry points
 

@@ -1,6 +1,6 @@
 """Unification of types and levels, with kinds and ranks.
 
-Consumes internal `Type`s and `Level`s (fcl.types.types); produces bindings
+Consumes internal `Type`s and `Level`s (fcl.types.terms); produces bindings
 in a `Subst`.  It does not know about the AST or spans: a failure is a
 `Mismatch` carrying the two clashing parts, the breadcrumbs leading to
 them and an optional reason, which the inference engine turns into a
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import itertools
 
-from fcl.errors import CompilerBug
-from fcl.types.types import (LSucc, LVarT, LZero, Level, TCon, TFunT, TLevelFunT, TPairT,
+from fcl.base.errors import CompilerBug
+from fcl.types.terms import (LSucc, LVarT, LZero, Level, TCon, TFunT, TLevelFunT, TPairT,
                              TPullT, TPushT, TVarT, Type)
 
 KIND_ORDER = {"FRAC": 0, "NUM": 1, "BT": 2, "GT": 3, "TYP": 4}

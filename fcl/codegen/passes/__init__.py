@@ -17,6 +17,7 @@ import os
 from dataclasses import dataclass
 from typing import Callable
 
+from fcl.base.errors import ArgumentError
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 from fcl.codegen.passes.bounds import elide_checks, trim_checks
@@ -30,7 +31,6 @@ from fcl.codegen.passes.strength import mark_no_wrap, strength_reduce
 from fcl.codegen.passes.unroll import unroll_loops
 from fcl.codegen.passes.unvirtualise import unvirtualise
 from fcl.codegen.passes.vectorize import vectorize
-from fcl.errors import ArgumentError
 
 AFTER_LOWERING = "lower"     # --dump kir-after=lower: the IR as the lowering made it
 

@@ -28,7 +28,7 @@ import dataclasses
 
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.codegen.passes.ranges import NodeRewrite, Ranges, kernel_ranges, opposite, rewrite_kernels
+from fcl.codegen.analysis.ranges import NodeRewrite, Ranges, opposite, rewrite_kernels
 
 CAP = 1 << 30                 # lengths and host sizes the unchecked versions assume at most
 CHECKS = K.kind_bits(K.Checked)

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from fcl.base.errors import CompilerBug
+from fcl.base.hw import Level
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.errors import CompilerBug
-from fcl.hw import Level
 
 UNROLL_MAX = 32
 ZERO, ONE = K.cint(0), K.cint(1)

@@ -12,10 +12,10 @@ proof at run time.
 """
 from __future__ import annotations
 
-from fcl import scalars as S
+from fcl.base import scalars as S
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.codegen.passes.ranges import Interval, NodeRewrite, Ranges, exact, rewrite_kernels
+from fcl.codegen.analysis.ranges import Interval, NodeRewrite, Ranges, exact, rewrite_kernels
 
 Op = K.Op
 _PROVEN = {Op.DIV: Op.DIV_NN, Op.MOD: Op.MOD_NN}

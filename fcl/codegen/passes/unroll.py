@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from fcl import scalars as S
+from fcl.base import scalars as S
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.codegen.passes.ranges import Ranges, rewrite_kernels
+from fcl.codegen.analysis.ranges import Ranges, rewrite_kernels
 
 MAX_TRIPS = 16          # copies at most
 MAX_STATEMENTS = 256    # statements in all the copies together

@@ -13,47 +13,23 @@ Python representation every other package uses:
   `coerce_arg` turns into an empty array of the parameter's element type.
 
 It does not know the parser or the evaluator: types come in as
-`fcl.types.types` objects.
+`fcl.types.terms` objects.
 """
 from __future__ import annotations
 
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 
-from fcl.errors import ArgumentError
-from fcl.hw import VALUE_DTYPES
-from fcl.types.types import TCon, TFunT, TLevelFunT, TPairT, TPullT, TPushT, TVarT, Type
-
-INT_MIN, INT_MAX = -(2 ** 31), 2 ** 31 - 1
+from fcl.base.errors import ArgumentError
+from fcl.base.hw import VALUE_DTYPES
+from fcl.base.scalars import INT_MAX, INT_MIN
+from fcl.eval.values import EMPTY, EmptyArray
+from fcl.types.terms import TCon, TFunT, TLevelFunT, TPairT, TPullT, TPushT, TVarT, Type
 
 DTYPES = {str(t): dt for t, dt in VALUE_DTYPES.items()}    # element name -> numpy dtype the user sees
 ELEMENT_NAMES = {dt: name for name, dt in DTYPES.items()}
-
-
-class EmptyArray:
-    """The literal `[]`: an array of length 0 whose element type is not known yet."""
-
-    _instance: "EmptyArray | None" = None
-
-    def __new__(cls) -> "EmptyArray":
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __len__(self) -> int:
-        return 0
-
-    def __iter__(self):
-        return iter(())
-
-    def __repr__(self) -> str:
-        return "EMPTY"
-
-
-EMPTY = EmptyArray()
 
 
 # ---------------------------------------------------------------- reading literals
@@ -430,7 +406,7 @@ def _dtype_kind(dtype: np.dtype) -> str | None:
 
 def show_type(ty: Type) -> str:
     """A type as messages write it (the checker's canonical printer)."""
-    from fcl.types.printer import format_type
+    from fcl.types.terms import format_type
     return format_type(ty)
 
 

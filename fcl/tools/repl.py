@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-from fcl.errors import CompilerBug, EnvironmentProblem, FCLError, ParseError
+from fcl.base.errors import CompilerBug, EnvironmentProblem, FCLError, ParseError
 
 SOURCE = "<input>"
 HISTORY = Path("~/.fcl_history")
@@ -54,7 +54,7 @@ class Session:
 
     def __init__(self, file: str | None = None, prelude: bool = True, hw: dict | None = None,
                  device: str | None = None, seed: int | None = None):
-        from fcl.program import hardware
+        from fcl.api.program import hardware
         self.prelude = prelude
         self.hw = dict(hw) if hw else hardware()
         self.device = device
@@ -69,7 +69,7 @@ class Session:
     @classmethod
     def from_args(cls, args) -> "Session":
         """The `fclc repl` options (file, --no-prelude, hardware, --device, --seed) -> Session."""
-        from fcl.program import hardware
+        from fcl.api.program import hardware
         hw = hardware(args.block_size, args.warp_size, args.num_groups)
         return cls(args.file, prelude=not args.no_prelude, hw=hw, device=args.device, seed=args.seed)
 
@@ -204,9 +204,9 @@ class Session:
         return expr, check_expr(expr, self.env)
 
     def _evaluate(self, text: str, cost: bool) -> str:
+        from fcl.api.literals import format_value
+        from fcl.types import terms as T
         from fcl.types import format_scheme
-        from fcl.types import types as T
-        from fcl.values import format_value
         expr, scheme = self._typed_expr(text)
         if isinstance(scheme.body, (T.TFunT, T.TLevelFunT)):
             return f"<function> : {format_scheme(scheme)}"
@@ -241,7 +241,7 @@ class Session:
         return "\n".join(self.kernel(name).opencl_source.rstrip("\n") for name in rest.split())
 
     def cmd_run(self, rest: str) -> str:
-        from fcl.values import format_value, parse_arg
+        from fcl.api.literals import format_value, parse_arg
         name, _, args_text = rest.partition(" ")
         values = [parse_arg(a, seed=self.seed, position=k + 1)
                   for k, a in enumerate(split_args(args_text))]
@@ -265,7 +265,7 @@ class Session:
                          for title in order if groups.get(title))
 
     def cmd_doc(self, rest: str) -> str:
-        from fcl.errors import ArgumentError
+        from fcl.base.errors import ArgumentError
         from fcl.types import format_scheme
         from fcl.types.builtins import HARDWARE_PARAMETERS, PRIMITIVES
         name = rest.strip()
@@ -285,7 +285,7 @@ class Session:
 
     def _origin(self, name: str) -> tuple[str, str, str]:
         """(group, `declared at FILE:LINE`, doc comment) of the newest declaration of `name`."""
-        from fcl.resources import prelude_path
+        from fcl.base.resources import prelude_path
         from fcl.syntax.ast import Sig, Val
         decls = self._program.decls
         for k in range(len(decls) - 1, -1, -1):
@@ -350,7 +350,7 @@ def split_command(text: str) -> tuple[str, str]:
 
 def command_named(word: str) -> str:
     """`:word` -> the full command name (exact name or unique prefix), or ArgumentError."""
-    from fcl.errors import ArgumentError
+    from fcl.base.errors import ArgumentError
     word = "help" if word == "?" else word
     if word in COMMANDS:
         return word

@@ -21,7 +21,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from fcl.errors import EvalError
+from fcl.base.errors import EvalError
 
 INT_MIN = -(1 << 31)
 INT_MAX = (1 << 31) - 1

@@ -23,10 +23,10 @@ def prelude_path() -> Path:
             return Path(str(installed))
     except ModuleNotFoundError:
         pass
-    checkout = Path(__file__).resolve().parents[1] / "prelude" / PRELUDE_NAME
+    checkout = Path(__file__).resolve().parents[2] / "prelude" / PRELUDE_NAME
     if checkout.is_file():
         return checkout
-    from fcl.errors import EnvironmentProblem
+    from fcl.base.errors import EnvironmentProblem
     raise EnvironmentProblem(f"the FCL prelude ({PRELUDE_NAME}) is missing from this "
                              "installation: reinstall with `pip install .`")
 

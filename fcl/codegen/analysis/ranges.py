@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable
 
-from fcl import scalars as S
+from fcl.base import scalars as S
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 

@@ -25,7 +25,7 @@ import sys
 import threading
 from dataclasses import dataclass
 
-from fcl.errors import CompilerBug, EnvironmentProblem, FCLError
+from fcl.base.errors import CompilerBug, EnvironmentProblem, FCLError
 
 BLOCK_START = re.compile(r"^\s*--\s*==")
 
@@ -72,7 +72,7 @@ def device_name(spec: str) -> str:
 def read_tests(path: str, prelude: bool) -> list:
     """The test cases and broken blocks of one file, in order (one BrokenBlock for a file that
     cannot be read or does not load)."""
-    from fcl.testblocks import parse_test_blocks
+    from fcl.tools.testblocks import parse_test_blocks
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
@@ -201,7 +201,7 @@ def _async_timer(seconds: float):
 
 
 def run_case(prog, case, device, hw, seed, kernels) -> tuple[bool, str]:
-    from fcl.values import format_value, parse_arg, values_equal
+    from fcl.api.literals import format_value, parse_arg, values_equal
     try:
         args = [parse_arg(a, seed=seed, position=k + 1) for k, a in enumerate(case.args)]
     except FCLError as e:
@@ -237,7 +237,7 @@ def run_case(prog, case, device, hw, seed, kernels) -> tuple[bool, str]:
 def expect_error(prog, case, args, device, hw, kernels) -> tuple[bool, str]:
     """An `error:` test: the evaluator and the compiled program (on the device) must both
     report an error whose message contains the text."""
-    from fcl.values import format_value
+    from fcl.api.literals import format_value
     want = case.error.lower()
     try:
         result = prog.evaluate(case.entry, *args, **hw)
@@ -282,7 +282,7 @@ def run_on_device(prog, case, args, device, hw, kernels):
 
 def mismatch(expected, actual, path: str = "") -> str:
     """`; lengths 8 and 7` / `; first difference at index 3: expected 4, got 5` (or '')."""
-    from fcl.values import EmptyArray, format_value, values_equal
+    from fcl.api.literals import EmptyArray, format_value, values_equal
     seq = (list, tuple) if not isinstance(expected, tuple) else (list,)
     if isinstance(expected, tuple) and isinstance(actual, tuple) and len(expected) == len(actual) == 2:
         for k, part in enumerate(("first", "second")):
@@ -309,7 +309,7 @@ def _is_array(v, seq) -> bool:
 
 def located(e: FCLError) -> str:
     """`FILE:LINE:COL: error: message` (as `fclc eval` prints its first line), or the message."""
-    from fcl.errors import NO_SOURCE
+    from fcl.base.errors import NO_SOURCE
     if e.span is None or e.span.source is NO_SOURCE:
         return e.message
     return f"{e.span.location()}: error: {e.message}"

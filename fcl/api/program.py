@@ -3,7 +3,7 @@
 `load(text)` / `load_file(path)` -> `Program` (parse, expand includes, check);
 `Program.type_of/evaluate/evaluate_with_cost/compile`; `Kernel` is a callable
 compiled entry point, specialised to the element types of its arguments.
-The CLI and the REPL call only this module (and fcl.values for literals).
+The CLI and the REPL call only this module (and fcl.api.literals for literals).
 """
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fcl.errors import ArgumentError, NO_SPAN
-from fcl.hw import DEFAULT_HW, STORAGE_DTYPES
+from fcl.base.errors import ArgumentError, NO_SPAN
+from fcl.base.hw import DEFAULT_HW, STORAGE_DTYPES
 from fcl.runtime import calling as C
 from fcl.syntax import ast as A
 from fcl.syntax.loader import prelude_decls  # noqa: F401 (prelude_decls: used by the REPL)
-from fcl.types import types as T
+from fcl.types import terms as T
 
 def hardware(block_size=None, warp_size=None, num_groups=None) -> dict[str, int]:
     """The hardware parameters, checked: positive, block a multiple of the warp."""
@@ -175,7 +175,7 @@ class Program:
         return None
 
     def coerce(self, name: str, args) -> list:
-        from fcl.values import coerce_arg
+        from fcl.api.literals import coerce_arg
         types = self.param_types(name, len(args))
         names = self.param_names(name)
         return [coerce_arg(a, t, k + 1, names[k] if k < len(names) else "")
@@ -342,7 +342,7 @@ class Kernel:
         raise ArgumentError(f"`{self.name}` has no parameter named `{key}` (its parameters: {known})")
 
     def resolve_static(self, static: dict) -> dict[int, object]:
-        from fcl.values import coerce_arg
+        from fcl.api.literals import coerce_arg
         out = {}
         for key, value in static.items():
             k = self.position(key)
@@ -365,7 +365,7 @@ class Kernel:
         """The docstring: the entry's FCL type, each argument (with `compiled`, the types of the
         default build, type variables as chosen or int: those of `fclc compile`, and a line
         saying which), the result, the static ones."""
-        from fcl.types.printer import Namer, format_type
+        from fcl.types.terms import Namer, format_type
         namer, t, params = Namer(), self.program.scheme(self.name).body, []
         format_type(t, namer)
         while isinstance(t, T.TFunT):
@@ -426,8 +426,8 @@ class Kernel:
     def specialise(self, arg_types: tuple, static: tuple = ()) -> Build:
         """The build for concrete argument types and static values ((position, value), ...),
         kept here and in the kernel cache on disk (fcl/codegen/cache.py)."""
-        from fcl import diskcache
-        from fcl.codegen import cache
+        from fcl.api import kernel_cache as cache
+        from fcl.base import diskcache
         key = (arg_types, static)
         if key not in self._builds:
             entry = cache.entry(self, arg_types, static)
@@ -463,7 +463,7 @@ class Kernel:
     def type_variables(self) -> dict:
         """The entry's type variables by the name its printed type gives them (`a` for `'a`),
         in order of appearance."""
-        from fcl.types.printer import Namer, format_type
+        from fcl.types.terms import Namer, format_type
         from fcl.types.unify import type_vars
         body, namer = self.program.scheme(self.name).body, Namer()
         format_type(body, namer)
@@ -549,7 +549,7 @@ class Kernel:
         return [self.coerce_one(v, t, k) for k, (v, t) in enumerate(zip(values, types))]
 
     def coerce_one(self, v, t: T.Type, k: int):
-        from fcl.values import coerce_arg, show_type
+        from fcl.api.literals import coerce_arg, show_type
         if isinstance(v, tuple) and isinstance(t, T.TPairT) and len(v) == 2 and \
                 any(C.is_device_array(x) for x in v):
             return (self.coerce_one(v[0], t.fst, k), self.coerce_one(v[1], t.snd, k))

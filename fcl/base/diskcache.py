@@ -2,7 +2,7 @@
 
 Two caches use it: parsed files (`fcl/syntax/cache.py`, folder "ast") and
 generated kernels (`fcl/codegen/cache.py`, folder "kernels").  Each keeps at
-most `keep` entries in its folder under `fcl.resources.user_cache`
+most `keep` entries in its folder under `fcl.base.resources.user_cache`
 ($FCL_CACHE_DIR, else ~/.cache/fcl); the least recently written go first.
 `FCL_NO_CACHE=1` switches both off.  A folder that cannot be written, or an
 entry that cannot be read (missing, damaged, written by something else), only
@@ -18,7 +18,7 @@ import pickle
 import sys
 import tempfile
 
-from fcl.syntax.parser import deep_recursion     # trees nest as deep as the programs
+from fcl.base.recursion import deep_recursion     # trees nest as deep as the programs
 
 
 def enabled() -> bool:
@@ -37,7 +37,7 @@ def source_digest(paths) -> bytes:
 
 
 def entry_path(folder: str, key: bytes) -> str:
-    from fcl.resources import user_cache
+    from fcl.base.resources import user_cache
     return user_cache(folder, hashlib.sha256(key).hexdigest()[:32] + ".pickle")
 
 

@@ -4,7 +4,7 @@ instead of lowered, optimised and rendered again (as Triton and Numba keep their
 Code generation is most of a compile (0.1 to 0.5 s an entry on a 2-core machine),
 and every `fclc run`, `fclc compile` and `fclc test` process compiles its entries
 afresh; reading a build back takes a few milliseconds.  An entry is the pickled
-`fcl.program.Build` (host plan, OpenCL source, buffer spans, kernel-IR dumps) of
+`fcl.api.program.Build` (host plan, OpenCL source, buffer spans, kernel-IR dumps) of
 one entry point under a key of everything the build depends on:
 
 * the program: a digest of its declarations, the prelude's included (their
@@ -27,9 +27,9 @@ import hashlib
 import os
 import pickle
 
-from fcl import diskcache
+from fcl.base import diskcache
+from fcl.base.recursion import deep_recursion
 from fcl.syntax.loader import prelude_decls
-from fcl.syntax.parser import deep_recursion
 
 KEEP = 256          # entries kept; the oldest written go first
 

@@ -28,8 +28,8 @@ Every type the lowering looks up is then concrete (`Inst.scalar`,
 """
 from __future__ import annotations
 
-from fcl.errors import CompilerBug
-from fcl.types.types import (INT, THREAD, LSucc, LVarT, LZero, Level, TCon, TFunT, TLevelFunT,
+from fcl.base.errors import CompilerBug
+from fcl.types.terms import (INT, LSucc, LVarT, LZero, Level, TCon, TFunT, THREAD, TLevelFunT,
                              TPairT, TPullT, TPushT, TVarT, Type, level_depth)
 from fcl.types.unify import is_flexible, level_vars, subst_level, substitute, type_vars
 

@@ -12,7 +12,7 @@ next `-- ==`.  After it, comment lines hold tests:
 `{ ... }` may run over several comment lines.  A comment line that does not
 start with `==`, `entry:`, `input {`, `output {` or `error:` is ordinary
 text and is skipped.  Argument texts are split at top level (outside `[]`
-and `()`) on white space; reading them as values is `fcl.values`' job.
+and `()`) on white space; reading them as values is `fcl.api.literals`' job.
 Block comments `(* *)` are not searched, and neither are comments that
 follow code on a line.
 """
@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fcl.errors import ParseError, Source, Span
+from fcl.base.errors import ParseError, Source, Span
 
 
 @dataclass(frozen=True)
@@ -213,6 +213,6 @@ class _Scanner:
 def parse_test_blocks(text: str, name: str) -> list[TestCase]:
     """A .fcl file's text (named `name` in messages) -> its tests, in file order.
 
-    Raises fcl.errors.ParseError located in the file for a malformed block.
+    Raises fcl.base.errors.ParseError located in the file for a malformed block.
     """
     return _Scanner(text, name).run()

@@ -14,8 +14,8 @@ from __future__ import annotations
 import inspect
 
 from fcl.codegen import kir as K
-from fcl.codegen.opencl import kernel_symbol
 from fcl.codegen import plan as P
+from fcl.codegen.opencl import kernel_symbol
 from fcl.runtime.calling import embeddable as calling_code, python_names
 from fcl.runtime.platforms import embeddable as platforms_code
 

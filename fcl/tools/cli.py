@@ -1,5 +1,5 @@
-"""`fclc`: the command line (interface.md).  Calls only the facade (fcl.program)
-and fcl.values.  A mistake in the user's program or arguments prints a located
+"""`fclc`: the command line (interface.md).  Calls only the facade (fcl.api.program)
+and fcl.api.literals.  A mistake in the user's program or arguments prints a located
 diagnostic and exits 1; a problem with the environment exits 2; a bug in FCL
 itself prints one line saying so and exits 3.  Never a Python traceback.
 """
@@ -10,8 +10,8 @@ import sys
 
 import numpy as np
 
-from fcl.errors import ArgumentError, CompilerBug, EnvironmentProblem, FCLError
-from fcl.values import ELIDE_THRESHOLD as ELIDE
+from fcl.api.literals import ELIDE_THRESHOLD as ELIDE
+from fcl.base.errors import ArgumentError, CompilerBug, EnvironmentProblem, FCLError
 
 
 def main(argv=None) -> int:
@@ -327,8 +327,8 @@ def compile_options(args, dump_after=()) -> dict:
 
 def static_args(args) -> dict:
     """The keyword arguments of Program.compile for --static and --dynamic."""
-    from fcl.errors import ArgumentError
-    from fcl.values import parse_arg
+    from fcl.api.literals import parse_arg
+    from fcl.base.errors import ArgumentError
     static = {}
     for text in args.static:
         name, eq, value = text.partition("=")
@@ -340,8 +340,7 @@ def static_args(args) -> dict:
 
 
 def parse_args(args) -> list:
-    from fcl.values import parse_arg
-    from fcl.values import rejoin
+    from fcl.api.literals import parse_arg, rejoin
     return [parse_arg(text, seed=args.seed, position=k + 1) for k, text in enumerate(rejoin(args.args))]
 
 
@@ -386,12 +385,12 @@ def cmd_run(args):
 
 
 def cmd_bench(args):
-    from fcl.bench import bench_command
+    from fcl.tools.bench import bench_command
     return bench_command(args, load(args), compile_options(args))
 
 
 def emit_result(args, result):
-    from fcl.values import count_elements, format_elided, format_value
+    from fcl.api.literals import count_elements, format_elided, format_value
     if getattr(args, "output", None):
         if getattr(args, "full", False):
             raise conflict("-o", "--full", "-o writes the result to a file, --full prints it")
@@ -445,7 +444,7 @@ def check_npy_path(path: str) -> None:
 
 def writing(path: str, write):
     """write(), with a path that cannot be written as the user's error (exit 1), saying why."""
-    from fcl.values import os_problem
+    from fcl.api.literals import os_problem
     try:
         write()
     except OSError as e:
@@ -458,7 +457,7 @@ def cmd_compile(args):
         print(describe_passes())
         return
     if not args.file or not args.entry:
-        from fcl.errors import ArgumentError
+        from fcl.base.errors import ArgumentError
         raise ArgumentError("compile needs a FILE and at least one -e NAME (or --passes)")
     check_compile_flags(args)
     prog = load(args)
@@ -480,7 +479,7 @@ def cmd_compile(args):
             print(local_memory_limit(args.device))
         return
     if args.emit == "py":
-        from fcl.codegen.pymodule import emit_module
+        from fcl.runtime.pymodule import emit_module
         text = emit_module([k.plan for k in kernels], [k.opencl_source for k in kernels], args.file,
                            [k.describe(compiled=True) for k in kernels])
     elif args.emit == "json":
@@ -531,7 +530,7 @@ def compile_entries(prog, args, options: dict) -> list:
 
 
 def cmd_test(args):
-    from fcl.testrun import run_test_files
+    from fcl.tools.testrun import run_test_files
     if args.evaluator_only and args.device:
         raise conflict("--evaluator-only", "--device", "the tests would not run on the device")
     if args.jobs < 1:
@@ -549,7 +548,7 @@ def cmd_devices(args):
 
 
 def cmd_repl(args):
-    from fcl.repl import run_repl
+    from fcl.tools.repl import run_repl
     return run_repl(args)
 
 
