@@ -37,8 +37,7 @@ KEEP = 256          # entries kept; the oldest written go first
 @functools.cache
 def _compiler_digest() -> bytes:
     """The Python version and the source of every module of the fcl package."""
-    import fcl
-    root = os.path.dirname(fcl.__file__)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # fcl/
     return diskcache.source_digest(sorted(os.path.join(folder, name) for folder, _, files in os.walk(root)
                                           for name in files if name.endswith(".py")))
 

@@ -74,7 +74,8 @@ def minimize(case: Case, status: str, runner, attempts: int = 300, seconds: floa
     `attempts` runs and (when given) about `seconds` of wall-clock time."""
     import time
 
-    import fcl
+    from fcl.api.program import load
+    from fcl.base.errors import FCLError
     from fcl.syntax import parse_program
     deadline = None if seconds is None else time.monotonic() + seconds
 
@@ -84,8 +85,8 @@ def minimize(case: Case, status: str, runner, attempts: int = 300, seconds: floa
             left = 0
             return False
         try:
-            fcl.load(c.source)
-        except fcl.FCLError:
+            load(c.source)
+        except FCLError:
             return False
         return runner.run(c)["status"] == status
 

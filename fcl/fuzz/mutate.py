@@ -131,7 +131,7 @@ def check_mutant(text: str, eval_args: dict | None = None) -> str | None:
     error (located FCLErrors are fine); else what went wrong."""
     import traceback
 
-    import fcl
+    from fcl.api.program import load
     from fcl.api.program import default_type
     from fcl.base.errors import FCLError, NO_SOURCE
 
@@ -139,7 +139,7 @@ def check_mutant(text: str, eval_args: dict | None = None) -> str | None:
         return e.span is not None and e.span.source is not NO_SOURCE
 
     try:
-        prog = fcl.load(text, name="mutant.fcl")
+        prog = load(text, name="mutant.fcl")
     except FCLError as e:
         return None if located(e) else f"unlocated {type(e).__name__}: {e.message}"
     except Exception as e:  # noqa: BLE001

@@ -79,7 +79,7 @@ def error_class(message: str) -> str:
 
 
 def run_case(case: dict, device: str | None) -> dict:
-    import fcl
+    from fcl.api.program import load
     from fcl.api.literals import format_value, parse_arg, values_equal
     from fcl.api.program import value_type
     from fcl.base.errors import CompileError, CompilerBug, EvalError, FCLError, ParseError, TypeCheckError
@@ -87,7 +87,7 @@ def run_case(case: dict, device: str | None) -> dict:
     hw = dict(block_size=case["block_size"], warp_size=case["warp_size"], num_groups=case["num_groups"])
     phase("check")
     try:
-        prog = fcl.load(case["source"], name=case.get("name", "fuzz.fcl"))
+        prog = load(case["source"], name=case.get("name", "fuzz.fcl"))
     except (ParseError, TypeCheckError) as e:
         return {"status": "invalid", "detail": e.render()}
     values = [parse_arg(a, position=k + 1) for k, a in enumerate(case["args"])]

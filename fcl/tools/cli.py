@@ -310,8 +310,8 @@ def static_options(p: argparse.ArgumentParser, dynamic: bool):
 # ---------------------------------------------------------------- commands
 
 def load(args, path=None):
-    import fcl
-    return fcl.load_file(path or args.file, prelude=not args.no_prelude)
+    from fcl.api.program import load_file
+    return load_file(path or args.file, prelude=not args.no_prelude)
 
 
 def hw_options(args) -> dict:

@@ -77,9 +77,9 @@ class Session:
 
     def _reset_to_file(self, program) -> None:
         """Make `program` (a facade Program, or None for no file) the session's base."""
-        import fcl
+        from fcl.api.program import load
         if program is None:
-            program = fcl.load("", SOURCE, prelude=self.prelude)
+            program = load("", SOURCE, prelude=self.prelude)
         self._program = program         # the facade Program of the file and the session
         self.pending_sig = None         # a `sig` typed alone, waiting for its `fun`/`val`
         self._kernels: dict = {}
@@ -94,8 +94,8 @@ class Session:
         return self._program.evaluator(self.hw)
 
     def _load(self, path: str) -> str:
-        import fcl
-        program = fcl.load_file(path, prelude=self.prelude)
+        from fcl.api.program import load_file
+        program = load_file(path, prelude=self.prelude)
         self.file = path
         self._reset_to_file(program)
         n = len(program.names())

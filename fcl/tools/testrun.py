@@ -137,11 +137,11 @@ def run_task(path, item, settings) -> tuple[bool, str]:
 
 
 def program(path: str, prelude: bool):
-    import fcl
+    from fcl.api.program import load_file
     key = (path, prelude)
     if key not in _PROGRAMS:
         try:
-            _PROGRAMS[key] = fcl.load_file(path, prelude=prelude)
+            _PROGRAMS[key] = load_file(path, prelude=prelude)
         except FCLError as e:
             _PROGRAMS[key] = e.render()
         except OSError as e:
