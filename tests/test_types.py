@@ -8,7 +8,7 @@ from fcl.base.errors import TypeCheckError
 from fcl.syntax import ast, parse_expr, parse_program
 from fcl.types import (builtins_env, check_expr, check_program, format_scheme, format_type,
                        prelude_env, prelude_path)
-from fcl.types.infer import _type_from_ast
+from fcl.types.written import type_from_ast
 from fcl.types.terms import BLOCK, GRID, INT, LSucc, LVarT, Scheme, TPushT, TVarT, WARP
 from fcl.types.unify import Subst
 
@@ -589,7 +589,7 @@ def test_conformance_error_parts():
 
 
 def test_printer_parentheses_and_levels():
-    t = _type_from_ast(parse_program("sig x : ((a -> b) -> [(a, b)]) -> <k> -> [[int]<1+k>] -> [int]<grid> "
+    t = type_from_ast(parse_program("sig x : ((a -> b) -> [(a, b)]) -> <k> -> [[int]<1+k>] -> [int]<grid> "
                                      "-> (<m> -> int) -> int\nval x = 0", "t").decls[0].scheme.body,
                        frozenset())
     assert format_type(t) == \

@@ -16,7 +16,8 @@ The values of paper section 5.2, in an environment-based representation:
 * functions: Python callables of one argument; level abstractions:
   `LevelFn` (a callable of one level, 0 = thread ... 3 = grid).
 
-This module does not evaluate anything; machine.py does.
+This module does not evaluate anything; closures.py (expressions) and
+machine.py (the force rules) do.
 """
 from __future__ import annotations
 

@@ -14,16 +14,19 @@ from __future__ import annotations
 
 import re
 
-from fcl.base.errors import Span
+from fcl.base.errors import Span, TypeCheckError
 from fcl.syntax import ast
-from fcl.types.terms import Scheme, Type
+from fcl.types.terms import Scheme, Type, format_scheme, format_type
+from fcl.types.written import leading_level_binders
 
 MAX_TRIES = 80        # re-checks of one definition at most (each costs one inference of it)
 
 
-def culprit(decl: ast.Val, sig: tuple[ast.Sig, Scheme], scope: dict[str, Scheme]) -> tuple[Span, str] | None:
+def culprit(decl: ast.Val, sig: tuple[ast.Sig, Scheme], scope: dict[str, Scheme],
+            checker: type) -> tuple[Span, str] | None:
     """(span, words) of the one expression of `decl` without which it would match `sig`; None
-    when there is none (or it is not found within MAX_TRIES re-checks)."""
+    when there is none (or it is not found within MAX_TRIES re-checks).  `checker` is the
+    checker's class (infer._Checker), which checks the definition again."""
     fixed, named = [], []
     _candidates(decl.value, frozenset(), scope, fixed, named)
     tries = 0
@@ -31,25 +34,24 @@ def culprit(decl: ast.Val, sig: tuple[ast.Sig, Scheme], scope: dict[str, Scheme]
         if tries >= MAX_TRIES:
             return None
         tries += 1
-        if _fits_without(decl, sig, scope, node):
+        if _fits_without(decl, sig, scope, node, checker):
             return node.span, _words(node, scope)
     return None
 
 
-def _fits_without(decl: ast.Val, sig, scope, hole) -> bool:
-    from fcl.types.infer import TypeCheckError, _Checker, _leading_level_binders
-
-    class Holed(_Checker):
+def _fits_without(decl: ast.Val, sig, scope, hole, checker: type) -> bool:
+    """Whether `decl` matches `sig` once `hole` is a hole of any type."""
+    class Holed(checker):
         def infer(self, e):
             if e is hole:
                 return self.sub.fresh_type("TYP", self.depth)
             return super().infer(e)
-    checker = Holed(scope, self_name=decl.name)
-    checker.sig_levels = _leading_level_binders(sig[1].body)
+    holed = Holed(scope, self_name=decl.name)
+    holed.sig_levels = leading_level_binders(sig[1].body)
     try:
-        t = checker.infer(decl.value)
-        checker.check_signature(t, sig[1], sig[0])
-        checker.finish(decl.span)
+        t = holed.infer(decl.value)
+        holed.check_signature(t, sig[1], sig[0])
+        holed.finish(decl.span)
         return True
     except (TypeCheckError, RecursionError):
         return False
@@ -112,7 +114,6 @@ def _written_level(lv) -> bool:
 
 
 def _mentions_base_type(t: Type) -> bool:
-    from fcl.types.terms import format_type
     return re.search(r"\b(int|float|double|bool)\b", format_type(t)) is not None
 
 
@@ -133,7 +134,6 @@ def _words(e, scope) -> str:
     if isinstance(e, ast.UnOp):
         return f"{shown} (`not` works on bools only)"
     if isinstance(e, ast.Var):
-        from fcl.types.terms import format_scheme
         return f"{shown} (of type {format_scheme(scope[e.name])})"
     return shown
 

@@ -16,81 +16,33 @@ Decisions the spec leaves to the checker:
   gets the `sig`'s scheme;
 * a level that would lie above `grid` (`1+grid`, or four `1+` over a
   variable) is an error where it first becomes visible.
+
+Beside the checker: env.py (`TypeEnv`, `CheckedProgram`), written.py (the
+types and levels a program writes), messages.py (the words of its errors),
+blame.py (the expression that makes a definition miss its `sig`).
 """
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 from fcl.base.errors import CompilerBug, ErrorList, Span, TypeCheckError
 from fcl.syntax import ast
-from fcl.types.builtins import HARDWARE_PARAMETERS, close, primitive_schemes
+from fcl.syntax.loader import prelude_decls
+from fcl.types.blame import culprit
+from fcl.types.builtins import HARDWARE_PARAMETERS
+from fcl.types.env import CheckedProgram, TypeEnv, builtins_env
+from fcl.types.messages import (callee, describe, did_you_mean, head_text, level_ast_vars,
+                                level_name_hints, mismatch_error, ordinal, orphan_sig, result_span,
+                                signature_error)
 from fcl.types.node_types import TypedCore, finish_decl
-from fcl.types.terms import (BOOL, DOUBLE, FLOAT, INT, LEVEL_NAMES, LSucc, LVarT, LZero, Level,
-                             Namer, Scheme, TFunT, TLevelFunT, TPairT, TPullT, TPushT, TVarT, Type,
-                             format_level, format_scheme, format_type)
-from fcl.types.unify import (KIND_DESCRIPTION, Mismatch, Subst, fresh_id, is_flexible, kind_allows,
-                             level_succs, level_vars, subst_level_in_type, substitute,
-                             type_children, type_vars)
-
-# ---------------------------------------------------------------- environments
-
-
-class TypeEnv:
-    """An immutable mapping from names to type schemes (primitives, prelude, program)."""
-
-    def __init__(self, schemes: dict[str, Scheme] | None = None):
-        self._schemes: dict[str, Scheme] = dict(schemes or {})
-
-    def lookup(self, name: str) -> Scheme | None:
-        return self._schemes.get(name)
-
-    def extend(self, name: str, scheme: Scheme) -> "TypeEnv":
-        """A new environment with `name` bound (shadowing any earlier binding)."""
-        return TypeEnv({**self._schemes, name: scheme})
-
-    def names(self) -> list[str]:
-        return list(self._schemes)
-
-    def as_dict(self) -> dict[str, Scheme]:
-        """A copy of the bindings."""
-        return dict(self._schemes)
-
-    def __contains__(self, name: str) -> bool:
-        return name in self._schemes
-
-    def __getitem__(self, name: str) -> Scheme:
-        return self._schemes[name]
-
-    def __iter__(self):
-        return iter(self._schemes)
-
-    def __len__(self) -> int:
-        return len(self._schemes)
-
-    def __repr__(self) -> str:
-        return f"TypeEnv({len(self._schemes)} names)"
-
-
-@dataclass
-class CheckedProgram:
-    """The result of `check_program`.
-
-    `schemes`: the program's own declarations, name -> Scheme, in declaration
-    order (a redeclared name keeps its first position and its last scheme);
-    `decls`: every declaration in order, duplicates included; `env`:
-    everything visible after the program, to check further input against;
-    `core`: the types the lowering reads (fcl.types.node_types).
-    """
-    schemes: dict[str, Scheme]
-    env: TypeEnv
-    decls: list[tuple[str, Scheme]] = field(default_factory=list)
-    core: TypedCore = field(default_factory=TypedCore)
-
-
-# ---------------------------------------------------------------- facade
+from fcl.types.terms import (BOOL, DOUBLE, FLOAT, INT, LSucc, LVarT, LZero, Level, Scheme, TFunT,
+                             TLevelFunT, TPairT, TPullT, TPushT, TVarT, Type, format_level,
+                             format_type)
+from fcl.types.unify import (Mismatch, Subst, fresh_id, is_flexible, kind_allows, level_succs,
+                             level_vars, subst_level_in_type, substitute, type_children, type_vars)
+from fcl.types.written import (leading_level_binders, level_base, scheme_from_ast, too_high,
+                               written_level)
 
 
 def check_program(program: ast.Program, env: TypeEnv | None = None) -> CheckedProgram:
@@ -104,7 +56,7 @@ def check_program(program: ast.Program, env: TypeEnv | None = None) -> CheckedPr
     for decl in program.decls:
         if isinstance(decl, ast.Sig):
             if pending is not None:
-                errors.append(_orphan_sig(pending[0], decl))
+                errors.append(orphan_sig(pending[0], decl))
             try:
                 pending = (decl, scheme_from_ast(decl.scheme))
             except TypeCheckError as e:
@@ -112,7 +64,7 @@ def check_program(program: ast.Program, env: TypeEnv | None = None) -> CheckedPr
                 pending = (decl, None)
         elif isinstance(decl, ast.Val):
             if pending is not None and pending[0].name != decl.name:
-                errors.append(_orphan_sig(pending[0], decl))
+                errors.append(orphan_sig(pending[0], decl))
                 pending = None
             try:
                 if pending is not None and pending[1] is None:
@@ -132,7 +84,7 @@ def check_program(program: ast.Program, env: TypeEnv | None = None) -> CheckedPr
         else:
             raise CompilerBug(f"unknown declaration {decl!r}")
     if pending is not None:
-        errors.append(_orphan_sig(pending[0], None))
+        errors.append(orphan_sig(pending[0], None))
     if len(errors) == 1:
         raise errors[0]
     if errors:
@@ -161,15 +113,14 @@ def check_decl(decl: ast.Val, sig: tuple[ast.Sig, Scheme] | None, scope: dict[st
     with `core`, its types for the lowering are added there."""
     checker = _Checker(scope, self_name=decl.name)
     if core is not None:
-        checker.record = ([], {}, {})
+        checker.record = _Recorded()
     if sig is not None:
-        checker.sig_levels = _leading_level_binders(sig[1].body)
+        checker.sig_levels = leading_level_binders(sig[1].body)
     t = checker.infer(decl.value)
     try:
         scheme = checker.check_signature(t, sig[1], sig[0]) if sig is not None else None
     except TypeCheckError as e:
-        from fcl.types.blame import culprit
-        found = culprit(decl, sig, scope)
+        found = culprit(decl, sig, scope, _Checker)
         if found is None:
             e.related.append((f"the definition of `{decl.name}`, whose result comes from here, "
                               "has the other type", result_span(decl.value)))
@@ -177,65 +128,18 @@ def check_decl(decl: ast.Val, sig: tuple[ast.Sig, Scheme] | None, scope: dict[st
             e.notes.append(f"without {found[1]}, the definition would have the signature's type")
             e.related.append((f"the signature of `{decl.name}`", e.span))
             e.span = found[0]
-        e.notes.extend(_level_name_hints(sig[0].scheme))
+        e.notes.extend(level_name_hints(sig[0].scheme))
         raise
     checker.finish(decl.span)
     if core is not None:
-        core.add(finish_decl(decl, checker.sub, t, *checker.record))
+        rec = checker.record
+        core.add(finish_decl(decl, checker.sub, t, rec.vars, rec.lets, rec.lams))
     return scheme if scheme is not None else checker.generalize_all(t)
 
 
-def result_span(expr: ast.Expr) -> Span:
-    """The part of a definition that produces its result: under `fn`s and `let`s, the last
-    stage of a `|>` pipeline, else the expression itself."""
-    while True:
-        if isinstance(expr, (ast.Lam, ast.LevelLam, ast.Let)):
-            expr = expr.body
-        elif isinstance(expr, ast.BinOp) and expr.op == "|>":
-            expr = expr.right
-        else:
-            return expr.span
-
-
-def _level_name_hints(scheme_ast) -> list[str]:
-    """Notes for level variables in a written type whose names are close to a level's name."""
-    names = sorted({lv.name for lv in _walk_levels(scheme_ast) if isinstance(lv, ast.LVar)})
-    hints = []
-    for name in names:
-        close = difflib.get_close_matches(name, list(LEVEL_NAMES), n=1, cutoff=0.6)
-        if close and close[0] != name:
-            hints.append(f"`{name}` is a level variable here (it stands for any level); "
-                         f"did you mean the level `{close[0]}`?")
-    return hints
-
-
-def _walk_levels(node):
-    """Every level written inside a type or scheme AST."""
-    if isinstance(node, (ast.LVar, ast.LNamed, ast.LSucc)):
-        yield node
-        if isinstance(node, ast.LSucc):
-            yield from _walk_levels(node.inner)
-        return
-    fields = getattr(node, "__dataclass_fields__", None)
-    if fields is None:
-        if isinstance(node, (tuple, list)):
-            for x in node:
-                yield from _walk_levels(x)
-        return
-    for name in fields:
-        if name != "span":
-            yield from _walk_levels(getattr(node, name))
-
-
-def builtins_env() -> TypeEnv:
-    """The primitives only (`--no-prelude`)."""
-    return TypeEnv(primitive_schemes())
-
-
-def prelude_path() -> Path:
-    """prelude.fcl: installed package data, else the checkout's prelude/ (fcl.base.resources)."""
-    from fcl.base.resources import prelude_path as located
-    return located()
+def expr_span(e) -> Span | None:
+    """Where an expression is, if it says."""
+    return getattr(e, "span", None)
 
 
 def prelude_env() -> TypeEnv:
@@ -252,165 +156,25 @@ def prelude_core() -> TypedCore:
 def prelude_checked() -> CheckedProgram:
     """The prelude checked once per process: the same declaration objects the lowering
     and the evaluator run (`loader.prelude_decls`), so the typed core's node keys fit."""
-    from fcl.syntax.loader import prelude_decls
-
     return check_program(ast.Program(prelude_decls()), builtins_env())
 
 
-def _leading_level_binders(t: Type) -> list[str]:
-    """The level variables a signature abstracts over, outermost first (`<l> -> ...`)."""
-    names = []
-    while isinstance(t, (TLevelFunT, TFunT)):
-        if isinstance(t, TLevelFunT):
-            names.append(t.lvar)
-            t = t.body
-        else:
-            t = t.res
-    return names
+@dataclass
+class _Recorded:
+    """What the checker records of one declaration for the lowering (node_types.finish_decl):
+    `vars`, every `Var` occurrence and empty array literal with its type; `lets`, per
+    `let` (by node id) its value's type and the type and level variables it generalises;
+    `lams`, per `fn <l> => ...` (by node id) its rigid level variable."""
+    vars: list[tuple[ast.Expr, Type]] = field(default_factory=list)
+    lets: dict[int, tuple[Type, frozenset, frozenset]] = field(default_factory=dict)
+    lams: dict[int, str] = field(default_factory=dict)
 
-
-def expr_span(e) -> Span | None:
-    return getattr(e, "span", None)
-
-
-def _orphan_sig(sig: ast.Sig, nxt: ast.Val | ast.Sig | None) -> TypeCheckError:
-    if nxt is None:
-        what = "but nothing follows it"
-    elif isinstance(nxt, ast.Sig):
-        what = f"but another signature (for `{nxt.name}`) follows it"
-    else:
-        what = f"but the next declaration is `{nxt.name}`"
-    return TypeCheckError(f"the signature for `{sig.name}` must be followed by the declaration of "
-                          f"`{sig.name}`, {what}", sig.span)
-
-
-# ---------------------------------------------------------------- written types
-
-
-def scheme_from_ast(sa: ast.SchemeAst) -> Scheme:
-    """The Scheme of a written `sig` type; kinds follow from positions.
-
-    Raises TypeCheckError for a push array of non-scalars, a pull array of
-    functions, an unknown level or a level above grid.
-    """
-    body = _type_from_ast(sa.body, frozenset())
-    return close(body)
-
-
-def _type_from_ast(t: ast.TypeAst, bound: frozenset) -> Type:
-    if isinstance(t, ast.TBase):
-        return _BASE_TYPES[t.name]
-    if isinstance(t, ast.TVar):
-        return TVarT(t.name, "TYP")
-    if isinstance(t, ast.TPair):
-        return TPairT(_type_from_ast(t.fst, bound), _type_from_ast(t.snd, bound))
-    if isinstance(t, ast.TFun):
-        return TFunT(_type_from_ast(t.arg, bound), _type_from_ast(t.res, bound))
-    if isinstance(t, ast.TLevelFun):
-        return TLevelFunT(t.lvar, _type_from_ast(t.body, bound | {t.lvar}))
-    if isinstance(t, ast.TPull):
-        _require_written_ground(t.elem)
-        return TPullT(_type_from_ast(t.elem, bound))
-    if isinstance(t, ast.TPush):
-        _require_written_scalar(t.elem)
-        return TPushT(_type_from_ast(t.elem, bound), written_level(t.level, t.span))
-    raise CompilerBug(f"unknown written type {t!r}")
-
-
-_BASE_TYPES = {"int": INT, "float": FLOAT, "double": DOUBLE, "bool": BOOL}
-
-
-def _require_written_scalar(t: ast.TypeAst) -> None:
-    if not isinstance(t, (ast.TBase, ast.TVar)):
-        raise TypeCheckError(
-            "push arrays can hold only scalars (int, float, double or bool), "
-            f"not {_written(t)}", t.span,
-            ["pull arrays may hold pairs and arrays; push arrays hold base types only"])
-
-
-def _require_written_ground(t: ast.TypeAst) -> None:
-    if isinstance(t, (ast.TFun, ast.TLevelFun)):
-        raise TypeCheckError(f"pull arrays cannot hold functions, but this element type is {_written(t)}",
-                             t.span)
-    if isinstance(t, ast.TPair):
-        _require_written_ground(t.fst)
-        _require_written_ground(t.snd)
-
-
-def _written(t: ast.TypeAst) -> str:
-    try:
-        return format_type(_type_from_ast(t, frozenset()))
-    except TypeCheckError:
-        return "this type"
-
-
-def written_level(lv: ast.LevelAst, span: Span, scope: dict[str, Level] | None = None) -> Level:
-    """The Level of a written level; with `scope`, variables must be bound there."""
-    level = _level_from_ast(lv, scope)
-    if _too_high(level):
-        raise TypeCheckError(f"there is no level above grid, but this is {format_level(level)}",
-                             getattr(lv, "span", span))
-    return level
-
-
-def _level_from_ast(lv: ast.LevelAst, scope: dict[str, Level] | None) -> Level:
-    if isinstance(lv, ast.LNamed):
-        if lv.name not in LEVEL_NAMES:
-            raise TypeCheckError(f"unknown level `{lv.name}`; the levels are thread, warp, block "
-                                 "and grid", lv.span)
-        return LEVEL_NAMES[lv.name]
-    if isinstance(lv, ast.LVar):
-        if scope is None:
-            return LVarT(lv.name)
-        if lv.name not in scope:
-            raise TypeCheckError(f"unbound level variable `{lv.name}`"
-                                 f"{_did_you_mean(lv.name, list(scope) + list(LEVEL_NAMES))}",
-                                 lv.span, ["bind it with `fn <l> => ...` or `fun f <l> x = ...`"])
-        return scope[lv.name]
-    if isinstance(lv, ast.LSucc):
-        return LSucc(_level_from_ast(lv.inner, scope))
-    raise CompilerBug(f"unknown written level {lv!r}")
-
-
-def _level_base(lv: Level) -> Level:
-    while isinstance(lv, LSucc):
-        lv = lv.inner
-    return lv
-
-
-def _too_high(lv: Level) -> bool:
-    """More than three `1+` (above grid, whatever the base)."""
-    return level_succs(lv) > 3
-
-
-def _did_you_mean(name: str, candidates) -> str:
-    close_names = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
-    if not close_names:
-        return ""
-    return "; did you mean " + " or ".join(f"`{c}`" for c in close_names) + "?"
-
-
-# ---------------------------------------------------------------- the checker
 
 _ARITH = ("+", "-", "*", "/")
 _COMPARE = ("<", "<=", ">", ">=")
 _EQUALITY = ("==", "!=")
 _INT_ONLY = ("%", "div", "mod", "<<", ">>", "|", "^", "&")
 _LOGIC = ("&&", "||")
-
-_KIND_NOTES = {
-    "BT": "push arrays can hold only scalars (int, float, double, bool); pull arrays may hold "
-          "pairs and arrays too",
-    "GT": "pull arrays and array literals cannot hold functions",
-    "NUM": "arithmetic and comparisons work on int, float and double",
-    "FRAC": "sqrt, exp, log, sin, cos and floor work on float and double",
-}
-
-_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
-
-
-def _ordinal(k: int) -> str:
-    return _ORDINALS[k - 1] if k <= len(_ORDINALS) else f"{k}th"
 
 
 class _Checker:
@@ -426,7 +190,7 @@ class _Checker:
         self.mono: list[Type] = []
         self.obligations: list[tuple[Level, str, Span | None]] = []   # (level, name, its use)
         self.sig_levels: list[str] = []
-        self.record: tuple[list, dict, dict] | None = None   # (vars, lets, lams) for fcl.types.node_types
+        self.record: _Recorded | None = None     # types for the lowering, when asked
 
     # -- entry points
 
@@ -482,7 +246,7 @@ class _Checker:
 
     def _remember_raised_levels(self, t: Type, name: str, span: Span | None = None) -> None:
         for lv in _push_levels(t):
-            if level_succs(lv) > 0 and not isinstance(_level_base(lv), LZero):
+            if level_succs(lv) > 0 and not isinstance(level_base(lv), LZero):
                 self.obligations.append((lv, name, span))
 
     def check_obligations(self, span: Span) -> None:
@@ -490,20 +254,20 @@ class _Checker:
         keep = []
         for lv, name, use in self.obligations:
             z = self.sub.zonk_level(lv)
-            if _too_high(z):
+            if too_high(z):
                 raise TypeCheckError(
                     f"this use of `{name}` would build a push array at level {format_level(z)}, "
                     "but grid is the highest level", use or span,
                     [f"`{name}` builds at one level above its parts; here its parts are already at "
                      f"level {format_level(_lower(z))}"])
-            if not isinstance(_level_base(z), LZero):
+            if not isinstance(level_base(z), LZero):
                 keep.append((lv, name, use))
         self.obligations = keep
 
     def check_levels(self, t: Type, span: Span, what: str) -> None:
         """Raise if some push array level in `t` lies above grid."""
         for lv in _push_levels(self.sub.zonk(t)):
-            if _too_high(lv):
+            if too_high(lv):
                 raise TypeCheckError(f"{what} would be a push array at level {format_level(lv)}, "
                                      "but grid is the highest level", span)
 
@@ -537,18 +301,7 @@ class _Checker:
         general = self._unifies(self.instantiate(sig, decl.name), t)
         self.sub.restore(snap)
         self.sub.default_numeric()
-        inferred = self.generalize_all(t)
-        sig_text, inf_text = format_scheme(sig), format_scheme(inferred)
-        if sig_text == inf_text:
-            sig_text += _kinds_text(sig)
-            inf_text += _kinds_text(inferred)
-        if general:
-            msg = (f"the signature of `{decl.name}` is more general than its definition: the "
-                   f"signature says {sig_text}, but the definition only has type {inf_text}")
-        else:
-            msg = (f"the signature of `{decl.name}` does not match its definition: the signature "
-                   f"says {sig_text}, but the definition has type {inf_text}")
-        raise TypeCheckError(msg, decl.span, _signature_notes(failure, self.sub))
+        raise signature_error(decl, sig, self.generalize_all(t), general, failure, self.sub)
 
     def _unifies(self, expected: Type, found: Type) -> bool:
         try:
@@ -575,7 +328,7 @@ class _Checker:
         if e.name in HARDWARE_PARAMETERS:
             return INT
         raise TypeCheckError(f"unbound hardware parameter `{e.name}`"
-                             f"{_did_you_mean(e.name, HARDWARE_PARAMETERS)}", e.span,
+                             f"{did_you_mean(e.name, HARDWARE_PARAMETERS)}", e.span,
                              ["the hardware parameters are " + ", ".join(HARDWARE_PARAMETERS)])
 
     def _var(self, e: ast.Var) -> Type:
@@ -591,7 +344,7 @@ class _Checker:
                 raise self._unbound(e)
         t = self.instantiate(s, e.name, e.span)
         if self.record is not None:
-            self.record[0].append((e, t))
+            self.record.vars.append((e, t))
         return t
 
     def _unbound(self, e: ast.Var) -> TypeCheckError:
@@ -599,7 +352,7 @@ class _Checker:
         notes = []
         if self.locals and len(self.locals) <= 6:
             notes.append("local names here: " + ", ".join(f"`{n}`" for n in self.locals))
-        return TypeCheckError(f"unbound name `{e.name}`{_did_you_mean(e.name, candidates)}",
+        return TypeCheckError(f"unbound name `{e.name}`{did_you_mean(e.name, candidates)}",
                               e.span, notes)
 
     def _lam(self, e: ast.Lam) -> Type:
@@ -623,7 +376,7 @@ class _Checker:
         finally:
             self.levels = saved
         if self.record is not None:
-            self.record[2][id(e)] = rigid.name
+            self.record.lams[id(e)] = rigid.name
         for t in self.mono:
             if rigid.name in level_vars(self.sub.zonk(t)):
                 raise TypeCheckError(
@@ -641,7 +394,7 @@ class _Checker:
             result = subst_level_in_type(self.sub.zonk(tf.body), tf.lvar, level)
             self.check_levels(result, e.span, "the result of this level application")
             return result
-        what = _describe(e.fn)
+        what = describe(e.fn)
         if isinstance(tf, TVarT) and is_flexible(tf.name):
             raise TypeCheckError(
                 f"{what} is applied to a level, but its type is not known to be level-abstracted "
@@ -654,7 +407,7 @@ class _Checker:
 
     def _explain_sig_level(self, err: TypeCheckError, lv: ast.LevelAst) -> TypeCheckError:
         """Add a hint when an unbound level variable is one the `sig` abstracts over."""
-        names = [n.name for n in _level_ast_vars(lv)]
+        names = [n.name for n in level_ast_vars(lv)]
         hits = [n for n in names if n in self.sig_levels and n not in self.levels]
         if hits:
             err.notes.append(f"the signature's `<{hits[0]}>` does not bind `{hits[0]}` in the body; "
@@ -665,7 +418,7 @@ class _Checker:
         tf = self.infer(e.fn)
         param, res = self._as_function(tf, e.fn)
         ta = self.infer(e.arg)
-        head, k = _callee(e.fn)
+        head, k = callee(e.fn)
         self._unify_arg(param, ta, e.arg, head, k, piped=False)
         self.check_obligations(e.span)
         return res
@@ -674,7 +427,7 @@ class _Checker:
         ta = self.infer(e.left)
         tf = self.infer(e.right)
         param, res = self._as_function(tf, e.right, piped=True)
-        head, k = _callee(e.right)
+        head, k = callee(e.right)
         self._unify_arg(param, ta, e.left, head, k, piped=True)
         self.check_obligations(e.span)
         return res
@@ -682,7 +435,7 @@ class _Checker:
     def _unify_arg(self, param: Type, ta: Type, arg: ast.Expr, head: str | None, k: int,
                    piped: bool) -> None:
         if head is not None:
-            context = f"the {_ordinal(k)} argument of `{head}` has the wrong type"
+            context = f"the {ordinal(k)} argument of `{head}` has the wrong type"
         else:
             context = "this argument has the wrong type"
         if piped:
@@ -697,15 +450,15 @@ class _Checker:
         if isinstance(t, TVarT) and is_flexible(t.name):
             a = self.sub.fresh_type("TYP", self.depth)
             r = self.sub.fresh_type("TYP", self.depth)
-            self._unify_at(t, TFunT(a, r), fn_expr.span, f"{_describe(fn_expr)} is used as a function")
+            self._unify_at(t, TFunT(a, r), fn_expr.span, f"{describe(fn_expr)} is used as a function")
             return a, r
-        what = _describe(fn_expr)
+        what = describe(fn_expr)
         shown = format_type(self.sub.zonk(t))
         if isinstance(t, TLevelFunT):
-            raise TypeCheckError(f"{what} must be applied to a level first, e.g. `{_head_text(fn_expr)} "
+            raise TypeCheckError(f"{what} must be applied to a level first, e.g. `{head_text(fn_expr)} "
                                  f"<block> ...` (its type is {shown})", fn_expr.span)
-        if isinstance(fn_expr, (ast.App, ast.LevelApp)) and _callee(fn_expr)[0] is not None:
-            head = _callee(fn_expr)[0]
+        if isinstance(fn_expr, (ast.App, ast.LevelApp)) and callee(fn_expr)[0] is not None:
+            head = callee(fn_expr)[0]
             raise TypeCheckError(f"`{head}` is applied to too many arguments: {what} has type {shown}, "
                                  "which is not a function", fn_expr.span)
         side = "the right side of `|>` " if piped else ""
@@ -734,7 +487,7 @@ class _Checker:
         tq = frozenset(n for n, v in type_vars(z).items() if is_flexible(n)
                        and rank.get(n, 0) > self.depth and v.kind not in ("NUM", "FRAC"))
         lq = frozenset(n for n in level_vars(z) if is_flexible(n) and rank.get(n, 0) > self.depth)
-        self.record[1][id(e)] = (tv, tq, lq)
+        self.record.lets[id(e)] = (tv, tq, lq)
 
     def _if(self, e: ast.If) -> Type:
         tc = self.infer(e.cond)
@@ -751,7 +504,7 @@ class _Checker:
     def _array(self, e: ast.ArrayLit) -> Type:
         elem = self.sub.fresh_type("GT", self.depth)
         if self.record is not None and not e.elems:
-            self.record[0].append((e, TPullT(elem)))      # `[]`: the lowering needs its type
+            self.record.vars.append((e, TPullT(elem)))      # `[]`: the lowering needs its type
         for i, x in enumerate(e.elems):
             tx = self.infer(x)
             if i == 0:
@@ -819,67 +572,7 @@ class _Checker:
         try:
             self.sub.unify(expected, found)
         except Mismatch as m:
-            raise self._mismatch_error(m, expected, found, span, context, notes) from None
-
-    def _mismatch_error(self, m: Mismatch, expected: Type, found: Type, span: Span,
-                        context: str, notes: list[str] | None = None) -> TypeCheckError:
-        namer = Namer()
-        full_e = format_type(self.sub.zonk(expected), namer)
-        full_f = format_type(self.sub.zonk(found), namer)
-        inner = _describe_failure(m, self.sub, namer)
-        if m.path or m.reason:
-            where = ", ".join(m.path)
-            detail = f" ({where}: {inner})" if where else f" ({inner})"
-            if m.reason == "kind" and not m.path:
-                message = f"{context}: {inner}"
-            else:
-                message = f"{context}: expected {full_e}, found {full_f}{detail}"
-        else:
-            message = f"{context}: expected {full_e}, found {full_f}"
-        if notes is not None and m.reason == "kind":
-            return TypeCheckError(message, span, notes)
-        return TypeCheckError(message, span, (notes or []) + _mismatch_notes(m, self.sub))
-
-
-def _describe_failure(m: Mismatch, sub: Subst, namer: Namer) -> str:
-    """The innermost clash of a Mismatch in words."""
-    if m.reason == "kind":
-        offender = m.offender if m.offender is not None else m.found
-        return f"expected {KIND_DESCRIPTION[m.kind]}, found {_show(offender, sub, namer)}"
-    if m.reason == "occurs":
-        return (f"this would need an infinite type, {_show(m.expected, sub, namer)} = "
-                f"{_show(m.found, sub, namer)}")
-    return f"expected {_show(m.expected, sub, namer)}, found {_show(m.found, sub, namer)}"
-
-
-def _signature_notes(m: Mismatch, sub: Subst) -> list[str]:
-    """Where a signature and its definition part ways, then the usual hints."""
-    where = ", ".join(m.path)
-    clash = _describe_failure(m, sub, Namer())
-    first = f"{where}: {clash}" if where else clash
-    return [first] + _mismatch_notes(m, sub)
-
-
-def _show(x, sub: Subst, namer: Namer) -> str:
-    if isinstance(x, (LZero, LSucc, LVarT)):
-        return format_level(sub.zonk_level(x), namer)
-    return format_type(sub.zonk(x), namer)
-
-
-def _mismatch_notes(m: Mismatch, sub: Subst) -> list[str]:
-    notes = []
-    if m.reason == "kind" and m.kind in _KIND_NOTES:
-        notes.append(_KIND_NOTES[m.kind])
-    e, f = m.expected, m.found
-    if isinstance(e, Type) and isinstance(f, Type):
-        e, f = sub.resolve(e), sub.resolve(f)
-        if isinstance(f, TLevelFunT) and not isinstance(e, TLevelFunT):
-            notes.append("a level-abstracted function (<l> -> ...) must be applied to a level, "
-                         "e.g. `push <block>`, before it is used")
-        if isinstance(e, (TPullT, TPushT)) and isinstance(f, (TPullT, TPushT)) and type(e) is not type(f):
-            notes.append("`push <level>` turns a pull array into a push array; `force` turns a "
-                         "push array into a pull array")
-    return notes
+            raise mismatch_error(m, self.sub, expected, found, span, context, notes) from None
 
 
 _KIND_CACHE: dict[int, tuple[Scheme, dict[str, str]]] = {}
@@ -907,16 +600,6 @@ def _narrowed_kind(m: Mismatch, tmap: dict[str, TVarT], kinds: dict[str, str]) -
     return None
 
 
-def _kinds_text(s: Scheme) -> str:
-    """` (where 'a is a scalar type, ...)`: the kinds of a scheme's type variables, as printed."""
-    namer = Namer()
-    format_scheme(s, namer)
-    kinds = {n: v.kind for n, v in type_vars(s.body).items()}
-    parts = [f"{namer.types[n]} is {KIND_DESCRIPTION[kinds.get(n, 'TYP')]}"
-             for n in s.tvars if n in namer.types]
-    return f" (where {', '.join(parts)})" if parts else ""
-
-
 def _with_kinds(s: Scheme, kinds: dict[str, str]) -> Scheme:
     """`s` with its quantified type variables given `kinds`."""
     if all(kinds.get(n) == v.kind for n, v in type_vars(s.body).items() if n in kinds):
@@ -926,6 +609,7 @@ def _with_kinds(s: Scheme, kinds: dict[str, str]) -> Scheme:
 
 
 def _scheme_kinds(s: Scheme) -> dict[str, str]:
+    """The kind of each quantified type variable of `s` (TYP where the body has none)."""
     kinds = {n: v.kind for n, v in type_vars(s.body).items()}
     return {n: kinds.get(n, "TYP") for n in s.tvars}
 
@@ -938,43 +622,9 @@ def _push_levels(t: Type):
         yield from _push_levels(c)
 
 
-def _level_ast_vars(lv: ast.LevelAst) -> list[ast.LVar]:
-    while isinstance(lv, ast.LSucc):
-        lv = lv.inner
-    return [lv] if isinstance(lv, ast.LVar) else []
-
-
 def _lower(lv: Level) -> Level:
+    """One `1+` less."""
     return lv.inner if isinstance(lv, LSucc) else lv
-
-
-def _callee(fn_expr: ast.Expr) -> tuple[str | None, int]:
-    """The name at the head of an application chain and the number of the next argument."""
-    k = 1
-    e = fn_expr
-    while isinstance(e, ast.App):
-        k += 1
-        e = e.fn
-    while isinstance(e, ast.LevelApp):
-        e = e.fn
-    return (e.name if isinstance(e, ast.Var) else None), k
-
-
-def _head_text(e: ast.Expr) -> str:
-    head, _ = _callee(e)
-    return head if head is not None else "f"
-
-
-def _describe(e: ast.Expr) -> str:
-    """How to name an expression in a message."""
-    if isinstance(e, ast.Var):
-        return f"`{e.name}`"
-    head, k = _callee(e)
-    if head is not None and isinstance(e, ast.App):
-        return f"`{head}` applied to {k - 1} argument{'s' if k > 2 else ''}"
-    if head is not None:
-        return f"`{head}` with its level"
-    return "this expression"
 
 
 _DISPATCH = {
