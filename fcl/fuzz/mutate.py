@@ -132,7 +132,7 @@ def check_mutant(text: str, eval_args: dict | None = None) -> str | None:
     import traceback
 
     import fcl
-    from fcl.api.program import default_type
+    from fcl.api.kernel import default_type
     from fcl.base.errors import FCLError, NO_SOURCE
 
     def located(e):
