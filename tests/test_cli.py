@@ -315,7 +315,8 @@ def test_source_printer_parenthesises_only_where_needed():
     from types import SimpleNamespace
 
     from fcl.codegen import kir as K
-    from fcl.codegen.plan import ArrayArg, ScalarArg, _source_printer
+    from fcl.codegen.plan import ArrayArg, ScalarArg
+    from fcl.codegen.plan.explain import _source_printer
     plan = SimpleNamespace(args=(ScalarArg("arg0", "int"), ArrayArg("in1_1", "n1", "int")))
     show = _source_printer(plan, ["chunk", "arr"])
     x, y, n = K.Var("int", "arg0"), K.Var("int", "y"), K.Var("int", "n1")

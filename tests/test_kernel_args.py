@@ -20,7 +20,7 @@ ARGS = REPO / "tests" / "programs" / "kernel_args.fcl"
 def test_plan_passes_components_and_shapes():
     prog = fcl.load_file(str(ARGS))
     plan = prog.compile("mixed").specialise(
-        (fcl.api.program.value_type([(np.arange(2, dtype=np.int32), 0.5)]),)).plan
+        (fcl.api.kernel.value_type([(np.arange(2, dtype=np.int32), 0.5)]),)).plan
     (arg,) = plan.args
     assert isinstance(arg, P.ZipArg) and isinstance(arg.fst, P.NestedArg) and isinstance(arg.snd, P.ArrayArg)
     assert "(flat, row-major)" in P.explain(plan)

@@ -12,7 +12,7 @@ import pytest
 
 import fcl
 from fcl.api import kernel_cache as cache
-from fcl.api.program import Kernel
+from fcl.api.kernel import Kernel
 from fcl.base import diskcache
 from fcl.codegen import kir as K
 

@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 import fcl
-from fcl.api import program as facade
+from fcl.api import kernel as facade
 from fcl.base.errors import ArgumentError
 from fcl.codegen import plan as P
+from fcl.types import terms as T
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -105,10 +106,10 @@ def test_cache_is_keyed_by_types_and_static_values():
     assert k.build_for(2, 8, 12, ints) is not a
     assert k.build_for(4, 8, 12, floats) is not a
     assert len(k._builds) == 3
-    assert set(k._builds) == {((fcl.api.program.T.INT,) * 3 + (t,), ((0, d), (1, 8), (2, 12)))
-                              for t, d in ((fcl.api.program.T.TPullT(fcl.api.program.T.INT), 4),
-                                           (fcl.api.program.T.TPullT(fcl.api.program.T.INT), 2),
-                                           (fcl.api.program.T.TPullT(fcl.api.program.T.FLOAT), 4))}
+    assert set(k._builds) == {((T.INT,) * 3 + (t,), ((0, d), (1, 8), (2, 12)))
+                              for t, d in ((T.TPullT(T.INT), 4),
+                                           (T.TPullT(T.INT), 2),
+                                           (T.TPullT(T.FLOAT), 4))}
 
 
 def test_dynamic_arguments_share_one_build():

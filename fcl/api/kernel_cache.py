@@ -4,7 +4,7 @@ instead of lowered, optimised and rendered again (as Triton and Numba keep their
 Code generation is most of a compile (0.1 to 0.5 s an entry on a 2-core machine),
 and every `fclc run`, `fclc compile` and `fclc test` process compiles its entries
 afresh; reading a build back takes a few milliseconds.  An entry is the pickled
-`fcl.api.program.Build` (host plan, OpenCL source, buffer spans, kernel-IR dumps) of
+`fcl.api.kernel.Build` (host plan, OpenCL source, buffer spans, kernel-IR dumps) of
 one entry point under a key of everything the build depends on:
 
 * the program: a digest of its declarations, the prelude's included (their
@@ -16,7 +16,7 @@ one entry point under a key of everything the build depends on:
   Python version, so a changed FCL never reads a stale kernel.
 
 Only builds that succeed are kept: a compile error is always found by
-compiling.  Folder "kernels" of FCL's disk cache (`fcl/diskcache.py`: where,
+compiling.  Folder "kernels" of FCL's disk cache (`fcl/base/diskcache.py`: where,
 how many entries, `FCL_NO_CACHE=1`).  The OpenCL build of the source is
 pyopencl's to cache, as before.
 """

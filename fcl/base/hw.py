@@ -64,5 +64,6 @@ STORAGE_DTYPES = {ScalarType.INT: np.dtype(np.int32), ScalarType.FLOAT: np.dtype
                   ScalarType.DOUBLE: np.dtype(np.float64), ScalarType.BOOL: np.dtype(np.uint8)}
 C_STORAGE = {ScalarType.INT: "int", ScalarType.FLOAT: "float", ScalarType.DOUBLE: "double",
              ScalarType.BOOL: "uchar"}
+STORAGE_BYTES = {t: dtype.itemsize for t, dtype in STORAGE_DTYPES.items()}   # an element of a buffer
 
 DEFAULT_HW = {"#BlockSize": 256, "#WarpSize": 32, "#NumGroups": 4096}

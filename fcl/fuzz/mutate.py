@@ -131,8 +131,8 @@ def check_mutant(text: str, eval_args: dict | None = None) -> str | None:
     error (located FCLErrors are fine); else what went wrong."""
     import traceback
 
+    from fcl.api.kernel import default_type
     from fcl.api.program import load
-    from fcl.api.program import default_type
     from fcl.base.errors import FCLError, NO_SOURCE
 
     def located(e):

@@ -81,7 +81,7 @@ def error_class(message: str) -> str:
 def run_case(case: dict, device: str | None) -> dict:
     from fcl.api.program import load
     from fcl.api.literals import format_value, parse_arg, values_equal
-    from fcl.api.program import value_type
+    from fcl.api.kernel import value_type
     from fcl.base.errors import CompileError, CompilerBug, EvalError, FCLError, ParseError, TypeCheckError
 
     hw = dict(block_size=case["block_size"], warp_size=case["warp_size"], num_groups=case["num_groups"])

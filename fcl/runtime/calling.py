@@ -18,8 +18,13 @@ kernel times exactly as `Program.compile(...)`'s kernels do.
   dtype)`: a result left on the device.
 * `Profile`: the kernels one call launched and their times from OpenCL
   profiling events, read when first asked for.
+
+Below `embeddable`, not printed: `split_arg(spec, value, position)`, an entry
+argument -> the leaves a host plan takes (fcl.codegen.plan.args) and the
+shape of an array of arrays.
 """
 from fcl.base.errors import ArgumentError      # a printed module defines its own ArgumentError
+from fcl.codegen.plan.args import ArrayArg, NestedArg, PairArg, ScalarArg, ZipArg
 # ---- printed into --emit py modules from here ----
 import inspect
 import keyword
@@ -211,3 +216,48 @@ def embeddable() -> str:
     marker = "# ---- printed into --emit py modules from here ----\n"
     body = text[text.index(marker) + len(marker):]
     return "\n# ---- calling entry points: fcl/runtime/calling.py ----\n" + body[:body.index("\ndef embeddable(")]
+
+
+# ---- not printed: the launcher's own ----
+
+def split_arg(spec, value, position: int) -> tuple[list, dict]:
+    """The leaf arguments (ScalarArg/ArrayArg, value) of entry argument number `position`,
+    and the host scalars its shape sets (NestedArg); ArgumentError for an irregular array."""
+    leaves, env = [], {}
+    _split(spec, value, position, leaves, env)
+    return leaves, env
+
+
+def _split(spec, value, position: int, leaves: list, env: dict) -> None:
+    """Append the leaves of `value` (passed as `spec`) to `leaves`, its shape to `env`."""
+    if isinstance(spec, (ScalarArg, ArrayArg)):
+        leaves.append((spec, value))
+    elif isinstance(spec, PairArg):
+        _split(spec.fst, value[0], position, leaves, env)
+        _split(spec.snd, value[1], position, leaves, env)
+    elif isinstance(spec, ZipArg):
+        _split(spec.fst, _component(value, 0), position, leaves, env)
+        _split(spec.snd, _component(value, 1), position, leaves, env)
+    elif isinstance(spec, NestedArg):
+        flat, env[spec.rows], env[spec.cols] = _flatten(value, position)
+        leaves.append((spec.flat, flat))
+    else:
+        raise TypeError(f"unknown argument spec {spec!r}")
+
+
+def _component(value, k: int):
+    """Component k of an array of pairs: a list of the k-th components."""
+    return [pair[k] for pair in value]
+
+
+def _flatten(value, position: int) -> tuple:
+    """(the rows one after another, the row count, the row length) of an array of arrays;
+    ArgumentError when the rows differ in length."""
+    rows = [np.asarray(r) for r in value]
+    cols = len(rows[0]) if rows else 0
+    for k, r in enumerate(rows):
+        if len(r) != cols:
+            raise ArgumentError(f"argument {position}: an array of arrays passed to a kernel must "
+                                f"be regular (every row as long): row 0 has {cols} elements, "
+                                f"row {k} has {len(r)}")
+    return (np.concatenate(rows) if rows else np.empty(0)), len(rows), cols

@@ -25,6 +25,16 @@ from fcl.runtime import device as D
 MAX_HOST_ITERATIONS = 1 << 20
 
 
+def never_ends(length: int) -> str:
+    """Why a while whose condition and steps read only its length never ends: the
+    length came back to `length` with the condition still holding."""
+    if length == 0:
+        return ("while never terminates: the array is empty and the condition still holds "
+                "(the step of an empty array is empty again)")
+    return (f"while never terminates: the array's length comes back to {length} "
+            "and the condition still holds")
+
+
 def local_words(b: K.Buffer, n: int, copies: int, size: int, total: int) -> str:
     """What local buffer `b` holds, in the program's terms: `the force at f.fcl:4 stores its
     array of 100000 ints there (400000 bytes)`, with one copy per warp or work-item and the
@@ -152,7 +162,7 @@ class Launcher:
         st = State({})
         leaves = []
         for k, (spec, value) in enumerate(zip(self.plan.args, args)):
-            parts, shape = P.split_arg(spec, value, k + 1)
+            parts, shape = C.split_arg(spec, value, k + 1)
             leaves += parts
             st.env.update(shape)
         for spec, value in leaves:
@@ -291,7 +301,7 @@ class Launcher:
             if s.length:
                 n = st.env[s.length]
                 if n in seen:
-                    raise EvalError(P.never_ends(n), self.spans.get(s.origin))
+                    raise EvalError(never_ends(n), self.spans.get(s.origin))
                 seen.add(n)
             self.exec(s.body, st)
         raise ArgumentError(f"a grid-level while ran {MAX_HOST_ITERATIONS} steps without its condition "

@@ -5,9 +5,12 @@ source and defines a class `Kernels` with one public method per entry point
 (the program's parameter names, positional or keyword, and a docstring with
 the FCL type) calling a private one whose body is the entry's host plan
 printed as straight-line Python (allocations, launches, the loops of
-grid-level whiles); a few small helpers build, launch and copy.  Argument
-binding, pyopencl arrays and profiles are fcl/runtime/calling.py's code, and
-device choice fcl/runtime/platforms.py's, printed into the module.
+grid-level whiles).  The code around those methods is printed from modules
+that are imported and tested as they are: device choice from
+fcl/runtime/platforms.py, the run-time checks' words from fcl.codegen.plan,
+argument binding, pyopencl arrays and profiles from fcl/runtime/calling.py,
+and the helpers and the rest of `Kernels` (build, launch, copy) from
+fcl/runtime/hostlib.py.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import inspect
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 from fcl.codegen.opencl import kernel_symbol
+from fcl.runtime import hostlib
 from fcl.runtime.calling import embeddable as calling_code, python_names
 from fcl.runtime.platforms import embeddable as platforms_code
 
@@ -24,7 +28,7 @@ PY_OPS = {"add": "_wrap({a} + {b})", "sub": "_wrap({a} - {b})", "mul": "_wrap({a
           "gt": "({a} > {b})", "ge": "({a} >= {b})", "eq": "({a} == {b})", "ne": "({a} != {b})",
           "and": "({a} and {b})", "or": "({a} or {b})", "band": "({a} & {b})", "bor": "({a} | {b})",
           "bxor": "({a} ^ {b})", "shl": "_wrap({a} << ({b} & 31))", "shr": "({a} >> ({b} & 31))"}
-NP_TYPES = {"int": "np.int32", "float": "np.float32", "double": "np.float64", "bool": "np.uint8"}
+NP_TYPES = {ty: f"np.{dtype.__name__}" for ty, dtype in hostlib.NP_TYPES.items()}   # as printed
 MAX_HOST_ITERATIONS = 1 << 20
 
 # Printed after the device choice code: Intel's CPU runtime is registered on import, before
@@ -38,182 +42,6 @@ import pyopencl as cl
 
 class ArgumentError(ValueError):
     """A wrong argument to an entry point: wrong count, unknown name, type, shape or value."""
-'''
-
-HELPERS = '''
-
-def _what(position, name):
-    return f"argument {position} (`{name}`)" if name else f"argument {position}"
-
-
-def _array(value, dtype, fcl_type, position, name):
-    """`value` as a contiguous 1-D array of `dtype`, never converting silently to a narrower kind."""
-    a = np.asarray(value)
-    if a.ndim != 1:
-        raise ArgumentError(f"{_what(position, name)}: expected [{fcl_type}], a one-dimensional "
-                            f"array, found {a.ndim} dimensions")
-    ok = {"int": "iu", "float": "iuf", "double": "iuf", "bool": "b"}[fcl_type]
-    if a.size and a.dtype.kind not in ok:
-        raise ArgumentError(f"{_what(position, name)}: expected [{fcl_type}], found an array of {a.dtype}")
-    if fcl_type == "int" and a.size and (a.min() < -2**31 or a.max() > 2**31 - 1):
-        raise ArgumentError(f"{_what(position, name)}: array values do not fit in 32-bit ints")
-    return np.ascontiguousarray(a, dtype=dtype)
-
-
-def _scalar(value, fcl_type, position, name):
-    """`value` as a host scalar of `fcl_type` (int widens to float and double)."""
-    is_bool = isinstance(value, (bool, np.bool_))
-    is_int = isinstance(value, (int, np.integer)) and not is_bool
-    if fcl_type == "bool" and is_bool:
-        return int(value)
-    if fcl_type == "int" and is_int:
-        if not -2**31 <= int(value) <= 2**31 - 1:
-            raise ArgumentError(f"{_what(position, name)}: {int(value)} does not fit in a 32-bit int")
-        return int(value)
-    if fcl_type in ("float", "double") and (is_int or isinstance(value, (float, np.floating))):
-        return np.float32(value) if fcl_type == "float" else float(value)
-    found = type(value).__name__ if not isinstance(value, np.ndarray) else "an array"
-    raise ArgumentError(f"{_what(position, name)}: expected {fcl_type}, found {found}")
-
-
-def _failed(site, values):
-    """The error of run-time check `site` (where, what) that failed with `values`: IndexError
-    for an index out of range, ArithmeticError for the others (a zero divisor, a part of the
-    wrong length ...), in the evaluator's words."""
-    where, kind = site
-    what = "bounds check" if kind == "index" else "run-time check"
-    error = IndexError if kind == "index" else ArithmeticError
-    return error(f"{where}: {failure_message(kind, values)} (found by the device's {what} for these arguments)")
-
-
-def _checked(index, length, site):
-    """A run-time check (kir.Checked) computed on the host (a size that reads an array)."""
-    if not 0 <= index < length:
-        raise _failed(site, (index, length))
-    return index
-
-
-def _wrap(x):
-    return ((x + 2**31) % 2**32) - 2**31
-
-
-def _skew(n):
-    return n + (n >> 5) + 1
-
-
-def _div(a, b, total=False):
-    if b == 0:
-        if total:           # a scalar the kernels would compute: fcl_div gives 0
-            return 0
-        raise ZeroDivisionError("a size divides by zero for these arguments")
-    q = abs(a) // abs(b)
-    return _wrap(-q if (a < 0) != (b < 0) else q)
-
-
-def _mod(a, b, total=False):
-    if b == 0:
-        if total:
-            return 0
-        raise ZeroDivisionError("a size divides by zero for these arguments")
-    r = abs(a) % abs(b)
-    return -r if a < 0 else r
-
-
-class Kernels:
-    """The compiled entry points: one method each, taking the program's parameter names.
-
-    Kernels(device=None, context=None, result="host"): `device` is a substring of a device,
-    platform or vendor name (as `fclc --device`), `context` a pyopencl Context; by default
-    PYOPENCL_CTX when it is set, else the device `fclc run` would use.  `result="device"`
-    leaves array results on the device as pyopencl arrays (pass them to the next entry point
-    without a copy; `.get()` brings one to the host).  Array arguments may be numpy arrays,
-    lists or pyopencl arrays of this context (used in place).  After each call `last_profile`
-    holds the kernels it launched and their times from OpenCL profiling events (`.kernels`:
-    [(name, seconds)], `.total`), and `last_times` the seconds alone."""
-
-    def __init__(self, device=None, context=None, result="host"):
-        if result not in ("host", "device"):
-            raise ArgumentError(f'result must be "host" or "device", not {result!r}')
-        self._context = context or default_context(device)
-        self._queue = cl.CommandQueue(self._context, properties=cl.command_queue_properties.PROFILING_ENABLE)
-        self._on_device = result == "device"
-        self._kernels = {}
-        self._profile = Profile([])
-
-    @property
-    def context(self):
-        """The pyopencl Context the kernels run in."""
-        return self._context
-
-    @property
-    def queue(self):
-        """The profiling CommandQueue the kernels run on (make pyopencl input arrays with it)."""
-        return self._queue
-
-    @property
-    def last_profile(self):
-        """The kernels of the last call and their times (a Profile)."""
-        return self._profile
-
-    @property
-    def last_times(self):
-        """The seconds each kernel launch of the last call took."""
-        return [t for _, t in self._profile.kernels]
-
-    def _kernel(self, entry, name):
-        if entry not in self._kernels:
-            prg = build(cl.Program(self._context, SOURCES[entry]), BUILD_OPTIONS)
-            self._kernels[entry] = {k.function_name: k for k in prg.all_kernels()}
-        return self._kernels[entry][name]
-
-    def _launch(self, events, entry, name, groups, block_size, args):
-        kernel = self._kernel(entry, name)
-        kernel.set_args(*args)
-        events.append((name, cl.enqueue_nd_range_kernel(self._queue, kernel, (groups * block_size,),
-                                                        (block_size,))))
-
-    def _alloc(self, n, dtype):
-        return cl.Buffer(self._context, cl.mem_flags.READ_WRITE, max(1, n) * np.dtype(dtype).itemsize)
-
-    def _zeros(self, n, dtype):
-        return cl.Buffer(self._context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
-                         hostbuf=np.zeros(max(1, n), dtype))
-
-    def _input(self, value, dtype, fcl_type, position, name, inputs):
-        """(buffer, length) of an array argument: a pyopencl array in place, else uploaded."""
-        if is_device_array(value):
-            value = device_array(value, dtype, fcl_type, _what(position, name))
-            buf = device_buffer(value, self._queue, _what(position, name)) or self._alloc(1, dtype)
-            inputs.append(buf)
-            return buf, value.size
-        host = _array(value, dtype, fcl_type, position, name)
-        data = host if host.size else np.zeros(1, host.dtype)
-        flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
-        return cl.Buffer(self._context, flags, hostbuf=data), len(host)
-
-    def _read(self, buf, n, dtype):
-        host = np.empty(max(n, 1), dtype=dtype)
-        cl.enqueue_copy(self._queue, host, buf)
-        return host[:n]
-
-    def _result(self, events, inputs, buf, n, fcl_type, scalar):
-        """What an entry point returns: a Python scalar, a numpy array, or (result="device")
-        a pyopencl array over the result buffer."""
-        self._profile = Profile(events)
-        dtype = NP_TYPES[fcl_type]
-        if self._on_device and not scalar:
-            if any(buf.int_ptr == b.int_ptr for b in inputs):   # never hand back the caller's array
-                copy = self._alloc(n, dtype)
-                if n:
-                    cl.enqueue_copy(self._queue, copy, buf, byte_count=n * np.dtype(dtype).itemsize)
-                buf = copy
-            return device_result(self._queue, buf, n, bool if fcl_type == "bool" else dtype)
-        out = self._read(buf, n, dtype)
-        if fcl_type == "bool":
-            out = out.astype(bool)
-        if scalar:
-            return {"int": int, "double": float, "bool": bool}.get(fcl_type, np.float32)(out[0])
-        return out
 '''
 
 
@@ -410,7 +238,6 @@ def emit_module(plans, sources, origin: str, docs=None) -> str:
                          f"{python_names([a.name for a in p.args], len(p.args))!r}, method=True)\n"
                          for p in plans)
     sources_text = "SOURCES = {\n" + "".join(f"    {p.entry!r}: {src!r},\n" for p, src in zip(plans, sources)) + "}\n"
-    types = "NP_TYPES = {" + ", ".join(f"{k!r}: {v}" for k, v in NP_TYPES.items()) + "}\n"
     messages = "\n\n" + inspect.getsource(P.failure_message)     # the run-time errors' words
-    return (head + platforms_code() + "\n" + HELPERS_HEAD + messages + calling_code() + "\n\n" + types + HELPERS + methods
-            + "\n\n" + signatures + "\n\n" + sources_text)
+    return (head + platforms_code() + "\n" + HELPERS_HEAD + messages + calling_code() + "\n" + hostlib.embeddable()
+            + methods + "\n\n" + signatures + "\n\n" + sources_text)

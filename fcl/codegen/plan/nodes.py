@@ -1,0 +1,275 @@
+"""The host plan IR: what the host does to run one compiled entry point.
+
+Produced by `lower` (with the kernels it builds), rewritten by passes on its
+kernels, interpreted by `fcl.runtime.launch` (the one interpreter of its
+meaning) and printed by `plan.explain` (`explain`, `to_json`) and by
+`fcl.runtime.pymodule` (Python host code).  A `Plan` holds the entry's
+arguments (`plan.args`), the host scalars (`params`: argument scalars, array
+lengths, host variables), the global buffers, the kernels and the host
+program `body`, a sequence of:
+
+* `Alloc(buffer)`: allocate a global buffer (its size is a host expression);
+* `SetVar(var, expr, size)`: set a host int scalar (a length when `size`);
+* `Bind(alias, buffer)` / `Swap(a, b)`: point an alias at a buffer, exchange
+  two aliases (the ping-pong buffers of a grid-level `while`);
+* `Launch(kernel, groups, uses, fast, when)`: run a kernel on min(#NumGroups,
+  max(1, groups...)) work-groups; `uses` lists the global buffers (or aliases)
+  and host scalars it takes as arguments, in order: each kernel receives only
+  those.  With `fast` set, the host runs kernel `fast` instead (the same work
+  without the bounds checks that the host facts `when` prove) where `when`
+  holds for this launch's host scalars (`chosen`);
+* `ReadScalar(var, buffer)`: copy element 0 of an int buffer to a host scalar;
+* `Loop(head, cond, body)`: `while true: head; if not cond: break; body`;
+* `CheckSteps(buffer, loops)`: read the int `buffer` (a "guard" buffer, zero
+  when allocated); bit k (k < 30) set means the device-side `while` holding
+  buffer `loops[k]` stopped with its condition still true, on an empty array
+  or (bit CAPPED also set) after MAX_DEVICE_STEPS steps: a run-time error
+  located at that `while`;
+* `CheckBounds(buffer, sites, kinds)`: read the bounds buffer (kir.BOUNDS_WORDS
+  ints, zero when allocated; see `kir.record_failure`): when a run-time check
+  failed (a `kir.Checked` index out of range or a zero divisor, a `kir.Fail`:
+  a part of the wrong length...), a run-time error located at `sites[k]` (the
+  `file:line:col` of that check), in the evaluator's words (`failure_message`
+  of `kinds[k]` and the values recorded), for the site k recorded first.  It stands
+  after the last launch and before every ReadScalar (a value read back may be
+  garbage after a failure);
+* `Result(kind, buffer, ty, length)`: the value the entry returns (last).
+
+Host expressions are kernel-IR expressions over `params` (`kir.eval_host`).
+Not here: device code (kir), how a device runs a plan (runtime), printing (`explain`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from fcl.codegen import kir as K
+from fcl.codegen.plan.args import Arg
+
+
+# ---------------------------------------------------------------- host statements
+
+@dataclass(frozen=True)
+class Uses:
+    buffers: tuple[str, ...]
+    params: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class HostStmt:
+    pass
+
+
+@dataclass(frozen=True)
+class Alloc(HostStmt):
+    buffer: str
+
+
+@dataclass(frozen=True)
+class SetVar(HostStmt):
+    var: str
+    expr: K.Expr
+    size: bool = True       # a length (never negative); False: any int scalar
+
+
+@dataclass(frozen=True)
+class Bind(HostStmt):
+    alias: str
+    buffer: str
+
+
+@dataclass(frozen=True)
+class Swap(HostStmt):
+    a: str
+    b: str
+
+
+@dataclass(frozen=True)
+class Launch(HostStmt):
+    kernel: str
+    groups: tuple[K.Expr, ...]
+    uses: Uses
+    fast: str = ""                  # the unchecked version of `kernel`, run where `when` holds
+    when: K.Expr | None = None
+
+    def kernels(self) -> tuple[str, ...]:
+        return (self.kernel, self.fast) if self.fast else (self.kernel,)
+
+
+def group_count(num_groups: int, sizes) -> int:
+    """The work-groups a launch takes: min(#NumGroups, max(1, its grid sizes...))."""
+    return max(1, min(num_groups, max(sizes, default=1)))
+
+
+def chosen(s: Launch, env: dict) -> str:
+    """The kernel launch `s` runs with host scalars `env`: its unchecked version where the
+    version's host facts hold, else the kernel itself."""
+    return s.fast if s.fast and K.eval_host(s.when, env, total=True) else s.kernel
+
+
+@dataclass(frozen=True)
+class ReadScalar(HostStmt):
+    var: str
+    buffer: str
+
+
+@dataclass(frozen=True)
+class Loop(HostStmt):
+    head: tuple[HostStmt, ...]
+    cond: K.Expr
+    body: tuple[HostStmt, ...]
+    length: str = ""        # set when the loop runs over this length alone (a device while's
+    origin: str = ""        # sizes, that while's buffer): a length seen twice repeats forever
+
+
+@dataclass(frozen=True)
+class CheckSteps(HostStmt):
+    buffer: str
+    loops: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CheckBounds(HostStmt):
+    buffer: str
+    sites: tuple[str, ...]
+    kinds: tuple[str, ...] = ()     # what each site checks (failure_message); "index" where left out
+
+    def kind(self, site: int) -> str:
+        return self.kinds[site] if 0 <= site < len(self.kinds) else "index"
+
+
+@dataclass(frozen=True)
+class Site:
+    """A run-time check of the program: what it checks (a kind of failure_message) and the
+    span of the source it checks."""
+    kind: str
+    span: object
+
+
+def failure_message(kind: str, values) -> str:
+    """The evaluator's words for run-time check `kind` that failed with `values` (the ints
+    recorded with it: kir.record_failure).  Self-contained: `--emit py` modules print it."""
+    a, b, c, d = (list(values) + [0, 0, 0, 0])[:4]
+    if kind == "index":
+        return f"index {a} out of range for an array of length {b}"
+    if kind == "div":
+        return f"integer division by zero ({a} / 0)"
+    if kind == "mod":
+        return f"integer division by zero in remainder ({a} % 0)"
+    if kind.startswith("length:"):
+        return f"{kind[7:]}: the length must not be negative, got {a}"
+    if kind == "concat":                # part a has b elements, the part length is c, d parts
+        if b < c:
+            return (f"concat: part {a} has {b} elements but the part length is {c}, so "
+                    f"positions {a * c + b}..{a * c + c - 1} are never written")
+        if a * c + c >= c * d:
+            return (f"concat: part {a} has {b} elements but the part length is {c}; "
+                    f"position {a * c + c} is outside the result (length {c * d})")
+        return (f"concat: part {a} has {b} elements but the part length is {c}, so "
+                f"position {a * c + c} is written twice (by parts {a} and {a + 1})")
+    if kind == "interleave-part":       # part a has b elements, more than the part length c
+        return f"interleave: part {a} has {b} elements, more than the part length {c}"
+    if kind == "interleave-position":   # part a, element b goes to position c of d
+        return (f"interleave: part {a}, element {b} goes to position {c}, "
+                f"outside the result (length {d})")
+    return f"run-time check {kind} failed with {list(values)}"
+
+
+# A device-side (block, warp or thread level) while stops after this many steps
+# and reports it through its plan's CheckSteps: a loop that never ends must not
+# hang the device (the evaluator reports one that makes no progress).
+MAX_DEVICE_STEPS = 1 << 20
+CAPPED = 1 << 30        # in a guard buffer: a loop stopped at MAX_DEVICE_STEPS
+
+
+@dataclass(frozen=True)
+class Result(HostStmt):
+    """kind: "array" (`length` elements of `buffer`) or "scalar" (element 0)."""
+    kind: str
+    buffer: str
+    ty: str
+    length: K.Expr
+    single_group: bool = False
+
+
+@dataclass(frozen=True)
+class Plan:
+    entry: str
+    args: tuple[Arg, ...]
+    params: tuple[K.Param, ...]
+    buffers: tuple[K.Buffer, ...]
+    kernels: tuple[K.Kernel, ...]
+    body: tuple[HostStmt, ...]
+    block_size: int
+    warp_size: int
+    num_groups: int
+
+    @property
+    def result(self) -> Result:
+        return self.body[-1]
+
+    def kernel(self, name: str) -> K.Kernel:
+        return next(k for k in self.kernels if k.name == name)
+
+    def launched(self) -> list[K.Kernel]:
+        """The kernels the host program launches, without their unchecked versions (which
+        `kernels` holds too, for the passes and the renderer)."""
+        fast = {s.fast for s in self.launches()}
+        return [k for k in self.kernels if k.name not in fast]
+
+    def launches(self) -> list[Launch]:
+        return [s for s in walk(self.body) if isinstance(s, Launch)]
+
+    def version(self, kernel: str) -> tuple[str, K.Expr] | None:
+        """(its unchecked version, the host facts under which launches run it) for a kernel
+        the host launches, or None."""
+        return next(((s.fast, s.when) for s in self.launches() if s.kernel == kernel and s.fast), None)
+
+    def launch_groups(self, kernel: str) -> int | None:
+        """The work-groups every launch of `kernel` takes, where that is one constant, else None."""
+        counts = set()
+        for s in self.launches():
+            if kernel in s.kernels():
+                if not all(isinstance(g, K.Const) for g in s.groups):
+                    return None
+                counts.add(group_count(self.num_groups, [g.value for g in s.groups]))
+        return counts.pop() if len(counts) == 1 else None
+
+    def uses_of(self, kernel: str) -> Uses:
+        """What kernel `kernel` takes (the same at every launch of it)."""
+        return next(s.uses for s in self.launches() if kernel in s.kernels())
+
+    def buffer(self, name: str) -> K.Buffer:
+        return next(b for b in self.buffers if b.name == name)
+
+    def check_count(self) -> int:
+        """The run-time checks (`kir.Checked`, `kir.Fail`) left in the kernels (not counting
+        their unchecked versions, which hold a subset) and the host program."""
+        stmts = [s for k in self.launched() for s in K.walk_stmts(k.body)]
+        exprs = [e for s in stmts for e in K.stmt_exprs(s)]
+        exprs += [e for s in walk(self.body) for e in vars(s).values() if isinstance(e, K.Expr)]
+        return (sum(isinstance(x, K.Checked) for e in exprs for x in K.walk_expr(e))
+                + sum(isinstance(s, K.Fail) for s in stmts))
+
+    def check_kind(self, site: int) -> str:
+        """What run-time check number `site` checks (`CheckBounds.kind`)."""
+        found = next((s for s in walk(self.body) if isinstance(s, CheckBounds)), None)
+        return found.kind(site) if found is not None else "index"
+
+
+def walk(stmts) -> Iterator[HostStmt]:
+    """Pre-order iterator over host statements, loop heads and bodies included."""
+    for s in stmts:
+        yield s
+        if isinstance(s, Loop):
+            yield from walk(s.head)
+            yield from walk(s.body)
+
+
+def kernel_uses(k: K.Kernel, buffers, params) -> Uses:
+    """The global buffers (in the order of `buffers`) and host scalars (in the order of
+    `params`) that the body of kernel `k` reads or writes."""
+    bufs = K.buffers_used(k.body)
+    names = K.names_read(k.body)
+    return Uses(tuple(b.name for b in buffers if b.name in bufs),
+                tuple(p.name for p in params if p.name in names))
