@@ -22,6 +22,7 @@ import numpy as np
 from fcl.base import scalars as S
 from fcl.base.errors import CompilerBug
 from fcl.base.hw import STORAGE_DTYPES
+from fcl.base.operators import COMPARISONS, OPERATORS
 from fcl.codegen import kir as K
 
 MAX_LOOP_STEPS = 1 << 22
@@ -54,14 +55,14 @@ def _no_wrap(fn, what):
 
 
 INT_OPS = {
-    Op.ADD: S.int_add, Op.SUB: S.int_sub, Op.MUL: S.int_mul, Op.DIV: _div, Op.MOD: _mod,
-    Op.BAND: S.int_and, Op.BOR: S.int_or, Op.BXOR: S.int_xor, Op.SHL: S.int_shl, Op.SHR: S.int_shr,
+    **{Op(name): op.on_ints for name, op in OPERATORS.items() if op.kind in ("arith", "bits")},
+    Op.DIV: _div, Op.MOD: _mod,         # as fcl_div and fcl_mod in the OpenCL: no trap
     Op.DIV_NN: _proven(_div, lambda a, b: a >= 0 and b > 0, "a non-negative division"),
     Op.MOD_NN: _proven(_mod, lambda a, b: a >= 0 and b > 0, "a non-negative remainder"),
     Op.ADD_NW: _no_wrap(S.int_add, "add"), Op.SUB_NW: _no_wrap(S.int_sub, "sub"),
     Op.MUL_NW: _no_wrap(S.int_mul, "mul"),
 }
-CMP_OPS = {Op.LT: S.lt, Op.LE: S.le, Op.GT: S.gt, Op.GE: S.ge, Op.EQ: S.eq, Op.NE: S.ne}
+CMP_OPS = {Op(name): OPERATORS[name].on_ints for name in COMPARISONS}
 CONVERSIONS = {name: getattr(S, name) for name in ("i2d", "i2f", "d2i", "f2i", "f2d", "d2f", "b2i")}
 
 

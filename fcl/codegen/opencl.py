@@ -14,6 +14,7 @@ is decided by the `map_hw` pass, so this module never sees a parallel loop.
 from __future__ import annotations
 
 from fcl.base.errors import CompilerBug
+from fcl.base.operators import OPERATORS
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 
@@ -61,12 +62,8 @@ MINMAX = "static inline {t} fcl_min_{t}({t} a, {t} b) {{ return b < a ? b : a; }
 # (`i < n`, `n - 1`) is printed with parentheses unless it binds like `*` or tighter.
 BOUND = 12
 PREFIX = 14          # `!x`, `-x`, `(int)x`
-PREC = {"or": 3, "and": 4, "bor": 5, "bxor": 6, "band": 7, "eq": 8, "ne": 8,
-        "lt": 9, "le": 9, "gt": 9, "ge": 9, "shl": 10, "shr": 10, "add": 11, "sub": 11,
-        "mul": 12, "div": 12, "mod": 12}
-C_OPS = {"or": "||", "and": "&&", "bor": "|", "bxor": "^", "band": "&", "eq": "==", "ne": "!=",
-         "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "shl": "<<", "shr": ">>", "add": "+",
-         "sub": "-", "mul": "*", "div": "/", "mod": "%"}
+PREC = {name: op.c_precedence for name, op in OPERATORS.items()}
+C_OPS = {name: op.c for name, op in OPERATORS.items()}
 INT_HELPERS = {"add": "fcl_add", "sub": "fcl_sub", "mul": "fcl_mul", "div": "fcl_div",
                "mod": "fcl_mod", "shl": "fcl_shl", "shr": "fcl_shr"}
 CONVERSIONS = {"i2d": "(double)({})", "f2d": "(double)({})", "d2i": "convert_int_sat_rtz({})",

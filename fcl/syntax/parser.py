@@ -23,6 +23,7 @@ from parsimonious.expressions import Quantifier
 
 from fcl.base.errors import CompilerBug, FCLError, ParseError, ParseErrorList, Source, Span
 from fcl.base.hw import LEVEL_BY_NAME
+from fcl.base.operators import BY_SPELLING
 from fcl.base.recursion import deep_recursion
 from fcl.syntax import ast as A
 from fcl.syntax.grammar import GRAMMAR, KEYWORDS, LEVEL_KEYWORDS, TRIVIA, _DEFINE, _TRIVIA
@@ -43,12 +44,11 @@ BASE_TYPES = ("int", "float", "double", "bool")
 LEVEL_NAMES = tuple(LEVEL_BY_NAME)   # the level keywords and Z
 
 # Binary operators: precedence (higher binds tighter) and associativity.
-PRECEDENCE = {"|>": 1, "||": 2, "&&": 3,
-              "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4,
-              "|": 5, "^": 5, "&": 5, "<<": 6, ">>": 6, "+": 7, "-": 7,
-              "*": 8, "/": 8, "%": 8, "div": 8, "mod": 8, ".": 9}
+# `|>` and `.` (function composition) are the operators of functions; the rest are
+# fcl.base.operators's
+PRECEDENCE = {"|>": 1, **{s: op.precedence for s, op in BY_SPELLING.items()}, ".": 9}
 RIGHT_ASSOC = frozenset({"."})
-NON_ASSOC = frozenset({"==", "!=", "<", "<=", ">", ">="})
+NON_ASSOC = frozenset(s for s, op in BY_SPELLING.items() if op.kind == "compare")
 
 
 # ---------------------------------------------------------------- public API

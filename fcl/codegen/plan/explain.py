@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 from fcl.base.hw import STORAGE_BYTES
+from fcl.base.operators import OPERATORS
 from fcl.codegen import kir as K
 from fcl.codegen.plan.args import ArrayArg, NestedArg, PairArg, ScalarArg, ZipArg
 from fcl.codegen.plan.nodes import (Alloc, Bind, CheckBounds, CheckSteps, HostStmt, Launch, Loop, Plan,
@@ -129,14 +130,6 @@ def groups_text(groups, fmt=K.format_expr) -> str:
     return f"min(#NumGroups, max(1, {', '.join(fmt(g) for g in groups)}))"
 
 
-# FCL's spelling and precedence (language.md section 3) of the kernel IR's operators
-_SOURCE_OPS = {"add": ("+", 6), "sub": ("-", 6), "mul": ("*", 7), "div": ("/", 7), "mod": ("%", 7),
-               "add_nw": ("+", 6), "sub_nw": ("-", 6), "mul_nw": ("*", 7), "div_nn": ("/", 7),
-               "mod_nn": ("%", 7), "shl": ("<<", 5), "shr": (">>", 5), "band": ("&", 4),
-               "bxor": ("^", 4), "bor": ("|", 4), "lt": ("<", 3), "le": ("<=", 3), "gt": (">", 3),
-               "ge": (">=", 3), "eq": ("==", 3), "ne": ("!=", 3), "and": ("&&", 2), "or": ("||", 1)}
-
-
 def _source_printer(plan: Plan, names: list[str]):
     """An expression printer for `explain`: FCL operators, parameter names for argument scalars."""
     rename: dict[str, str] = {}
@@ -151,9 +144,10 @@ def _source_printer(plan: Plan, names: list[str]):
         e = K.plain_divisor(e)      # (a zero divisor is a run-time error, as in the evaluator)
         if isinstance(e, K.Var):
             return rename.get(e.name, e.name)      # `lengthPull a` binds tighter than any operator
-        if isinstance(e, K.Bin) and str(e.op) in _SOURCE_OPS:
-            op, p = _SOURCE_OPS[str(e.op)]
-            text = f"{show(e.a, p)} {op} {show(e.b, p + 1)}"
+        if isinstance(e, K.Bin) and K.GENERAL_OP.get(e.op, e.op) in OPERATORS:
+            op = OPERATORS[K.GENERAL_OP.get(e.op, e.op)]      # FCL's spelling and precedence
+            p = op.precedence
+            text = f"{show(e.a, p)} {op.fcl[0]} {show(e.b, p + 1)}"
             return f"({text})" if p < prec else text
         if isinstance(e, K.Call):
             return f"{e.fn}({', '.join(show(a) for a in e.args)})"
