@@ -441,7 +441,7 @@ class Kernel:
 
     def generate(self, arg_types: tuple, static: tuple) -> Build:
         """Code generation: lowering, the passes, the OpenCL source."""
-        from fcl.codegen.lower import lower_entry
+        from fcl.codegen.lower.entry import lower_entry
         from fcl.codegen.opencl import render
         from fcl.codegen.passes import run_pipeline
         plan, spans = lower_entry(list(self.program.decls), self.name, list(arg_types), self.hw,
