@@ -481,7 +481,7 @@ def test_unroll_replaces_a_loop_every_work_item_runs_once_by_its_body():
 
 
 def power_plan(read, store=lid, guard=None):
-    """A block-level power as `lower.power_loop` leaves it: state in local t1/t2 (64 ints, one
+    """A block-level power as `lower.loops.power_loop` leaves it: state in local t1/t2 (64 ints, one
     a work-item), `a` steps each storing nxt[store] = cur[read] + it, then the result read
     in another distribution (b[lid] = cur[63 - lid])."""
     it = K.Var("int", "it")

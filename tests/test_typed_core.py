@@ -7,7 +7,7 @@ import pytest
 
 import fcl
 from fcl.base.errors import CompilerBug
-from fcl.codegen.lower import lower_entry
+from fcl.codegen.lower.entry import lower_entry
 from fcl.syntax import ast as A
 from fcl.syntax import parse_program
 from fcl.types import node_types as C
@@ -139,15 +139,15 @@ def test_buffers_never_written_have_their_declared_type(entry, ty):
 def test_no_dry_run_finds_the_level_of_parts(monkeypatch):
     """The levels of concat's parts are read from the core; the only dry Builder left is
     `_host_final_length`'s (a while run over lengths on the host), which `hier` has none of."""
-    from fcl.codegen import lower
+    from fcl.codegen.lower import builder
     monkeypatch.setenv("FCL_NO_CACHE", "1")         # the lowering runs, not the kernel cache
     made = []
-    original = lower.Builder.__init__
+    original = builder.Builder.__init__
 
     def counting(self, hw, dry=False, checks=True):
         made.append(dry)
         original(self, hw, dry, checks)
-    monkeypatch.setattr(lower.Builder, "__init__", counting)
+    monkeypatch.setattr(builder.Builder, "__init__", counting)
     prog = fcl.load_file(str(PROGRAM.with_name("concat_levels.fcl")))
     prog.compile("hier").plan
     prog.compile("warpsInBlock").plan

@@ -24,7 +24,7 @@ from fcl.base import diskcache
 from fcl.base.errors import ArgumentError
 from fcl.base.hw import STORAGE_DTYPES, VALUE_DTYPES
 from fcl.codegen.kir import format_program
-from fcl.codegen.lower import lower_entry
+from fcl.codegen.lower.entry import lower_entry
 from fcl.codegen.opencl import render
 from fcl.codegen.passes import PassOptions, run_pipeline
 from fcl.codegen.plan import Plan, explain, json_text

@@ -144,7 +144,7 @@ def check_mutant(text: str, eval_args: dict | None = None) -> str | None:
         return None if located(e) else f"unlocated {type(e).__name__}: {e.message}"
     except Exception as e:  # noqa: BLE001
         return f"{type(e).__name__} while loading: {e}\n{traceback.format_exc(limit=8)}"
-    from fcl.codegen.lower import lower_entry
+    from fcl.codegen.lower.entry import lower_entry
     for name in prog.names():
         try:
             scheme = prog.scheme(name)
@@ -193,16 +193,18 @@ PLANTED = {
     "mod-floors": ("fcl/codegen/opencl.py", "floor instead of truncating `%` in fcl_mod",
                    "(b == 0 || b == -1) ? 0 : a % b;",
                    "(b == 0 || b == -1) ? 0 : (a % b != 0 && (a % b < 0) != (b < 0) ? a % b + b : a % b);"),
-    "warp-slices": ("fcl/codegen/lower.py", "overlapping warp slices (`wid * (n - 1)`) in placement",
+    "warp-slices": ("fcl/codegen/lower/schemes.py", "overlapping warp slices (`wid * (n - 1)`) in placement",
                     'return rec, K.mul(K.HwId("int", "wid"), n)',
                     'return rec, K.mul(K.HwId("int", "wid"), K.sub(n, K.cint(1)))'),
     "abs-off-by-one": ("fcl/codegen/opencl.py", "`a < -1` for `a < 0` in fcl_abs",
                        "fcl_abs(int a) {{ return a < 0 ?", "fcl_abs(int a) {{ return a < -1 ?"),
-    "no-block-barrier": ("fcl/codegen/lower.py", "no barrier after a block-level force (`level < BLOCK`) in sync",
-                         "if level >= WARP and level <= BLOCK:", "if level >= WARP and level < BLOCK:"),
+    "no-block-barrier": ("fcl/codegen/lower/schemes.py",
+                         "no barrier after a block-level force (`level < Level.BLOCK`) in sync",
+                         "if level >= Level.WARP and level <= Level.BLOCK:",
+                         "if level >= Level.WARP and level < Level.BLOCK:"),
     "shift-4-bits": ("fcl/codegen/opencl.py", "shift counts masked to 4 bits (`b & 15`) in fcl_shl",
                      "(uint)a << (b & 31)", "(uint)a << (b & 15)"),
-    "concat-overlap": ("fcl/codegen/lower.py", "overlapping parts of a concat (`p * (n - 1) + j`)",
+    "concat-overlap": ("fcl/codegen/lower/primitives.py", "overlapping parts of a concat (`p * (n - 1) + j`)",
                        "return K.add(K.mul(p, n.e), j), K.Const(",
                        "return K.add(K.mul(p, K.sub(n.e, K.cint(1))), j), K.Const("),
 }
@@ -227,7 +229,7 @@ def plant_main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.list or not args.name:
         for name, (path, what, _, _) in PLANTED.items():
-            print(f"{name:18} {path:24} {what}")
+            print(f"{name:18} {path:32} {what}")
         return 0
     if args.root is None:
         ap.error("give the root of a throwaway copy (git worktree add /tmp/fclwt HEAD)")

@@ -252,7 +252,7 @@ class Launcher:
     def check_error(self, site: int, values) -> EvalError:
         """The error of run-time check number `site` that failed with `values` (the
         evaluator's words, at the evaluator's place)."""
-        from fcl.codegen.lower import site_key
+        from fcl.codegen.lower.entry import site_key
         kind = self.plan.check_kind(site)
         what = "bounds check" if kind == "index" else "run-time check"
         return EvalError(P.failure_message(kind, values), self.spans.get(site_key(site)),

@@ -20,7 +20,7 @@ where the facts fail the checked kernel runs as before (same located error).
 The test is on the host, not at the kernel's top, so no barrier ever stands
 under it (PoCL's optimised builds run a barrier under a uniform `if` wrongly:
 paper.fcl's transposeTiled gave garbage); `Plan.version` names a kernel's.
-Not here: which checks exist (lower.py), what a failure does (kir.Checked).
+Not here: which checks exist (codegen/lower/), what a failure does (kir.Checked).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The `privatise` pass: the state of a `power` that each work-item keeps to itself lives in registers.
 
 A block-level (or warp-level) `power` with a run-time step count ping-pongs
-its state between two local buffers (`lower.power_loop`):
+its state between two local buffers (`lower.loops.power_loop`):
 
     ptr cur -> A;  ptr nxt -> B
     for it = .. { ... cur[r] ... ; nxt[w1] := v1; ...; barrier; swap cur nxt }

@@ -1,6 +1,6 @@
 """Why the host cannot compute an array length, in the program's own terms.
 
-The lowering (fcl/codegen/lower.py) needs the length of every array it allocates (a `force`,
+The lowering (fcl/codegen/lower/) needs the length of every array it allocates (a `force`,
 a `while`, a result) on the host, before the kernels run: only int arguments, the lengths of
 array arguments, constants and int arithmetic on them.  When a length needs more, the error
 says what, in FCL: `index arr 0` (an element of argument 1 `arr`), `d2i d` (a conversion the
@@ -14,7 +14,8 @@ import re
 
 from fcl.base.errors import CompileError
 from fcl.codegen import kir as K
-from fcl.codegen.lower import BINOPS, HOST_CALLS
+from fcl.codegen.lower.builder import HOST_CALLS
+from fcl.codegen.lower.values import BINOPS
 
 
 FCL_OPS = {op: text for text, op in reversed(BINOPS.items())}   # kernel-IR operator -> FCL's (`/`)
@@ -45,6 +46,12 @@ def length_error(b, e: K.Expr, what: str, span, stmts=()) -> CompileError:
             if span is None or where.source.name == span.source.name]     # not the prelude's
     related = [("the length reads the element this `index` gives", where) for where in mine[:1]]
     return CompileError(message, span, notes, related)
+
+
+def host_length_error(ctx, n: K.Expr, what: str) -> CompileError:
+    """The error for the length `n` of `what`, which needs values only the kernels know,
+    at the current span of `ctx`'s builder (the statements of `ctx` may define it)."""
+    return length_error(ctx.b, n, what, ctx.b.span, ctx.stmts)
 
 
 class _Words:

@@ -1,0 +1,172 @@
+"""The primitives as symbolic functions.
+
+`primitives()`: those whose lowering needs their arguments only; `TYPED`: those that
+read the type of their occurrence (`force`, `while`, `power` the element type,
+`concat`, `interleave`, `seqConcat` the level); `SPANNED`: those whose applications
+report, and place their buffers, at the span of their name.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from fcl.base.errors import CompilerBug
+from fcl.base.hw import STORAGE_DTYPES, Level
+from fcl.codegen import kir as K
+from fcl.codegen.lower.builder import Ctx
+from fcl.codegen.lower.loops import foldl, power_loop, seq_concat, seqfor, while_loop
+from fcl.codegen.lower.schemes import fail_unless, force, parts_scheme, push_scheme
+from fcl.codegen.lower.values import SFun, SLevelFun, SPair, SPull, SPush, SScalar, SVal, apply, apply2, as_scalar
+from fcl.types import node_types as C
+from fcl.types import terms as T
+
+
+# the primitives whose applications report, and place their buffers, at the span of their name
+SPANNED = frozenset({"force", "while", "push", "concat", "interleave", "foldl", "power", "seqfor",
+                     "seqConcat", "generate"})
+
+
+def curried(arity: int, fn: Callable, name: str) -> SVal:
+    """`fn(ctx, *args)` as a symbolic function of `arity` arguments, taken one at a time."""
+    def make(args):
+        if len(args) == arity:
+            return None
+        return SFun(lambda ctx, x: step(ctx, args + [x]), name)
+
+    def step(ctx, args):
+        if len(args) == arity:
+            return fn(ctx, *args)
+        return make(args)
+    return make([])
+
+
+def primitives() -> dict[str, SVal]:
+    """{name: symbolic function} of the primitives whose lowering needs only their arguments."""
+    def span(ctx):
+        return ctx.b.span
+
+    def generate(ctx, n, f):
+        # the evaluator reports a negative length where `generate` is applied, used or not
+        fail_unless(ctx, K.binop("ge", n.e, K.cint(0)), "length:generate", (n.e,), ctx.b.span)
+        return SPull(n.e, lambda c, i: apply(c, f, SScalar(i)))
+
+    def index(ctx, arr, i):
+        return arr.at(ctx, ctx.b.checked_index(i.e, arr.n))
+
+    def map_pull(ctx, f, arr):
+        return SPull(arr.n, lambda c, i: apply(c, f, arr.at(c, i)))
+
+    def map_push(ctx, f, arr):
+        return SPush(arr.level, arr.n,
+                     lambda c, w: arr.run(c, lambda c2, i, v: w(c2, i, as_scalar(c2, apply(c2, f, v)))),
+                     arr.span)
+
+    def zip_with_push(ctx, f, a, p):
+        n = K.call("min", (a.n, p.n), "int")
+
+        def run(c, w):
+            def write(c2, i, v):
+                g = c2.sub()
+                w(g, i, as_scalar(g, apply2(g, f, a.at(g, i), v)))
+                if isinstance(n, K.Const) and isinstance(p.n, K.Const) and n.value >= p.n.value:
+                    for st in g.stmts:
+                        c2.emit(st)
+                else:
+                    c2.emit(K.If(K.lt(i, n), tuple(g.stmts)))
+            p.run(c, write)
+        return SPush(p.level, n, run, p.span)
+
+    def push(ctx, level):
+        return SFun(lambda c, arr: push_scheme(level, arr, span(c)), "push")
+
+    prims = {
+        "generate": curried(2, generate, "generate"),
+        "lengthPull": curried(1, lambda c, a: SScalar(a.n), "lengthPull"),
+        "lengthPush": curried(1, lambda c, a: SScalar(a.n), "lengthPush"),
+        "index": curried(2, index, "index"),
+        "mapPull": curried(2, map_pull, "mapPull"),
+        "mapPush": curried(2, map_push, "mapPush"),
+        "zipWithPush": curried(3, zip_with_push, "zipWithPush"),
+        "push": SLevelFun(push),
+        "foldl": curried(3, foldl, "foldl"),
+        "seqfor": curried(3, seqfor, "seqfor"),
+        "sizeOf": curried(1, size_of, "sizeOf"),
+        "fst": curried(1, lambda c, p: p.a, "fst"),
+        "snd": curried(1, lambda c, p: p.b, "snd"),
+    }
+    conversions = {"i2d": "double", "d2i": "int", "i2f": "float", "f2i": "int",
+                   "f2d": "double", "d2f": "float", "b2i": "int"}
+    for name, ty in conversions.items():
+        prims[name] = curried(1, lambda c, x, name=name, ty=ty: SScalar(K.call(name, (x.e,), ty)), name)
+    for name in ("sqrt", "exp", "log", "sin", "cos", "floor", "abs"):
+        prims[name] = curried(1, lambda c, x, name=name: SScalar(K.call(name, (x.e,), x.e.ty)), name)
+    for name in ("min", "max"):
+        prims[name] = curried(2, lambda c, x, y, name=name: SScalar(K.call(name, (x.e, y.e), x.e.ty)), name)
+    prims["fma"] = curried(3, lambda c, x, y, z: SScalar(K.call("fma", (x.e, y.e, z.e), x.e.ty)), "fma")
+    return prims
+
+
+def size_of(ctx: Ctx, v: SVal) -> SScalar:
+    """`sizeOf v`: a constant, the bytes of v's scalar type in device memory."""
+    return SScalar(K.cint(STORAGE_DTYPES[as_scalar(ctx, v).e.ty].itemsize))
+
+
+def concat(ctx, n, parts, level: int):
+    """`concat n parts` whose parts the typed core puts at `level` - 1: each part of n elements."""
+    span = ctx.b.span
+
+    def place(c, p, j, count):
+        return K.add(K.mul(p, n.e), j), K.Const("bool", True), ()
+
+    def fits(c, p, m, count, active):
+        return fail_unless(c, K.binop("eq", m, n.e), "concat", (p, m, n.e, count), span, active)
+    return parts_scheme(level, n.e, parts, place, fits, span)
+
+
+def interleave(ctx, n, f, parts, level: int):
+    """`interleave n f parts`: element j of part p (at most n elements) at position f (p, j),
+    inside the result of n * (the number of parts) elements."""
+    span = ctx.b.span
+
+    def place(c, p, j, count):
+        pos, total = as_scalar(c, apply(c, f, SPair(SScalar(p), SScalar(j)))).e, K.mul(n.e, count)
+        pos = c.bind(pos, "pos")
+        inside = K.binop("and", K.binop("le", K.cint(0), pos), K.lt(pos, total))
+        buf, site = c.b.check_site("interleave-position", span)
+        return pos, inside, (K.Fail(buf, site, (p, j, pos, total)),) if site >= 0 else ()
+
+    def fits(c, p, m, count, active):
+        return fail_unless(c, K.binop("le", m, n.e), "interleave-part", (p, m, n.e), span, active)
+    return parts_scheme(level, n.e, parts, place, fits, span)
+
+
+def _elem(fn):
+    """A primitive of type ... -> Push l a -> Pull a (`force`, `while`, `power`) at the
+    type `t` of its occurrence: told the scalar a; the level l checks the array's."""
+    def at(t: T.Type, name: str) -> SVal:
+        params = C.params(t)
+        ty = C.scalar(C.result(t).elem, f"the elements of `{name}`")
+        level = C.depth(params[-1].level, f"the array `{name}` takes")
+
+        def run(ctx, *args):
+            if args[-1].level != level:
+                raise CompilerBug(f"`{name}` of a {Level(args[-1].level)}-level array typed "
+                                  f"{Level(level)}-level")
+            return fn(ctx, *args, ty)
+        return curried(len(params), run, name)
+    return at
+
+
+def _parts(fn):
+    """`concat`/`interleave` (result Push a (1+l)) and `seqConcat` (result Push a l) at
+    the type `t` of its occurrence: told the level of the result."""
+    def at(t: T.Type, name: str) -> SVal:
+        level = C.depth(C.result(t).level, f"the result of `{name}`")
+        return curried(len(C.params(t)), lambda ctx, *args: fn(ctx, *args, level), name)
+    return at
+
+
+# the primitives whose lowering reads the type of their occurrence
+
+
+TYPED = {"force": _elem(force), "while": _elem(while_loop), "power": _elem(power_loop),
+         "concat": _parts(concat), "interleave": _parts(interleave), "seqConcat": _parts(seq_concat)}

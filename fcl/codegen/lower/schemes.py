@@ -1,0 +1,279 @@
+"""Iteration schemes and memory: how a push array's elements are shared out, and where
+a forced array lives.
+
+`push_scheme` (`push <level>`: the elements over the work-items of one unit, in rounds
+that every work-item runs when the per-element work forces arrays together) and
+`parts_scheme` (`concat`, `interleave`: a part per sub-unit); `placement` (registers,
+local or global memory, by level), `store_writer` and `reader`; `force`, and
+`collective_force` inside per-element work; the checks and barriers they need
+(`check_level`, `fail_unless`, `reuse_barrier`, `sync`).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from fcl.base.errors import CompilerBug
+from fcl.base.hw import Level
+from fcl.codegen import kir as K
+from fcl.codegen.lower.builder import BufRec, Ctx, ElemLoop, origin_of
+from fcl.codegen.lower.sizewords import host_length_error
+from fcl.codegen.lower.values import SPull, SPush, SScalar, as_scalar
+
+
+PRIVATE_MAX = 64          # thread-level forces up to this many elements live in registers
+
+
+def check_level(ctx: Ctx, level: int, what: str):
+    """A `level`-level array may be computed (`what`) only by code a unit of that level or larger runs."""
+    if ctx.level < level:
+        raise ctx.error(
+            f"cannot {what} a {Level(level)}-level array here: this code runs in one "
+            f"{Level(ctx.level)}",
+            [f"a {Level(level)}-level computation must be started from code that a whole "
+             f"{Level(level)} (or a larger unit) runs; move it out of the per-element function",
+             "a block- or warp-level `force` may stand in the per-element work of a block-level "
+             "`push` (the block computes it together); to stage tiles in a loop, step over them "
+             "with a block-level `power` (examples/matmul.fcl)"])
+
+
+def push_scheme(level: int, arr: SPull, span) -> SPush:
+    """`push <level> arr`: elements shared out over the work-items of one unit of `level`.
+    When an element's work forces a block- or warp-level array (all work-items of the
+    block compute it together), every work-item runs the same number of rounds:
+    round r gives work-item t element r * #BlockSize + t (clamped to the last element,
+    whose work is then done again but not written), so the barriers line up."""
+    def run(ctx: Ctx, w):
+        check_level(ctx, level, "compute")
+        body = ctx.sub(Level.THREAD)
+        var = ctx.b.fresh("i")
+        i = K.Var("int", var)
+        if level == Level.BLOCK:
+            body.elem = ElemLoop(level, var, {var})
+            body.guards = ()
+        v = as_scalar(ctx, arr.at(body, i))
+        writes = body.sub()
+        w(writes, i, v)
+        if body.elem is None or not body.elem.collective:
+            for st in writes.stmts:
+                body.emit(st)
+            ctx.emit(K.ParFor(Level(level), var, arr.n, tuple(body.stmts)))
+            return
+        if ctx.elem is not None and ctx.elem.reads_varying(arr.n):
+            raise ctx.error("this block-level array's length differs between the work-items of the block, "
+                            "but its elements force block-level arrays, which the whole block computes "
+                            "together")
+        bs = K.cint(ctx.b.hw["#BlockSize"])
+        r, active = ctx.b.fresh("round"), ctx.b.fresh("active")
+        idx = K.add(K.mul(K.Var("int", r), bs), K.HwId("int", "lid"))
+        rounds = K.div(K.add(arr.n, K.cint(ctx.b.hw["#BlockSize"] - 1)), bs)
+        head = (K.Let(var, K.call("min", (idx, K.sub(arr.n, K.cint(1))), "int")),
+                K.Let(active, K.lt(idx, arr.n)))
+        stmts = head + tuple(body.stmts) + (K.If(K.Var("bool", active), tuple(writes.stmts)),)
+        ctx.emit(K.SeqFor(r, rounds, stmts))
+    return SPush(level, arr.n, run, span)
+
+
+def parts_scheme(level: int, n: K.Expr, parts: SPull, place: Callable, fits: Callable, span) -> SPush:
+    """`concat`/`interleave` at `level`: part p goes to the p-th sub-unit, element j
+    of it to position place(ctx, p, j, count) (with the condition that it is inside the
+    result and the failure to record where it is not, the evaluator's error: such a position
+    is never written).  A part
+    whose length m the operation does not take is the evaluator's error too:
+    fits(ctx, p, m, count, active) checks it at the part's top and gives the condition, so
+    the part writes nothing then (no element lands outside the result or on another part's)."""
+    def run(ctx: Ctx, w):
+        check_level(ctx, level, "compute")
+        var, active = ctx.b.fresh("part"), ctx.b.fresh("active")
+        p = K.Var("int", var)
+        body = ctx.sub(level - 1)
+        part = parts.at(body, p)
+        if not isinstance(part, SPush) or part.level != level - 1:
+            raise CompilerBug("concat of parts at the wrong level")
+        going = K.binop("and", K.Var("bool", active), fits(body, p, part.n, parts.n, K.Var("bool", active)))
+
+        def inner(c, j, v):
+            pos, inside, outside = place(c, p, j, parts.n)
+            guarded = c.sub()
+            w(guarded, pos, v)
+            writes = tuple(guarded.stmts)
+            if not K.is_const(inside, True):
+                writes = (K.If(inside, writes, outside),)
+            c.emit(K.If(going, writes))
+        part.run(body, inner)
+        reuse_barrier(body, level, p, parts.n)
+        ctx.emit(K.PartFor(Level(level), var, parts.n, tuple(body.stmts), active))
+    return SPush(level, K.mul(n, parts.n), run, span)
+
+
+def fail_unless(ctx: Ctx, ok: K.Expr, kind: str, values: tuple, span=None, when: K.Expr | None = None) -> K.Expr:
+    """`ok`, a condition the evaluator reports as the run-time error `kind` where it is false
+    (and `when` holds): emits the failure (the plan's check, recording `values`) there."""
+    if (not isinstance(ok, K.Const) or not ok.value) and not ctx.b.dry:    # (a probe's code is dropped)
+        buf, site = ctx.b.check_site(kind, span)
+        failed = K.unop("not", ok) if when is None else K.binop("and", when, K.unop("not", ok))
+        if site >= 0:
+            ctx.emit(K.If(failed, (K.Fail(buf, site, tuple(values)),)))
+    return ok
+
+
+def reuse_barrier(body: Ctx, level: int, p: K.Expr, count: K.Expr):
+    """A unit that takes another part reuses its local memory: wait for everyone first.
+    At grid level the barrier runs only when this work-group has a next part (uniform
+    over the group); at block level the warps' loop is uniform, so it always runs."""
+    if level == Level.WARP:
+        return
+    stmts = body.stmts
+    local = any(body.b.bufs.get(n) is not None and body.b.bufs[n].space == "local"
+                for n in K.buffers_used(stmts))
+    if not (local or K.contains_barrier(stmts)) or _ends_in_barrier(body, stmts):
+        return
+    barrier = K.Barrier("the next part reuses local memory")
+    if level == Level.GRID:
+        more = K.binop("lt", K.binop("add", p, K.HwId("int", "num_groups")), count)
+        body.emit(K.If(more, (barrier,)))
+    else:
+        body.emit(barrier)
+
+
+def _ends_in_barrier(ctx: Ctx, stmts) -> bool:
+    """Whether every run of `stmts` ends with a barrier after which nothing but private memory
+    is touched (then a unit's next part needs no barrier of its own): the statements after
+    their last barrier touch only private memory and hold no barrier, or the last statement is
+    a loop of a constant, positive number of steps whose body so ends (the steps of a
+    `seqConcat` or `power`).  PoCL's optimising build also ran a block-level part loop wrongly
+    where that second barrier stood after such a loop (warpSeqParts in
+    tests/programs/fuzz_regressions.fcl)."""
+    last = stmts[-1] if stmts else None
+    if isinstance(last, K.SeqFor) and K.is_const(last.count) and last.count.value >= 1 \
+            and _ends_in_barrier(ctx, last.body):
+        return True
+    ends = outside_barriers(stmts)
+    if ends is None:
+        return False
+    tail = ends[1]
+    reads, writes = K.all_accesses(tail)
+    return not K.contains_barrier(tail) and all(
+        ctx.b.bufs.get(x) is not None and ctx.b.bufs[x].space == "private" for x in reads | writes)
+
+
+def outside_barriers(stmts) -> tuple[tuple, tuple] | None:
+    """(the statements before the first barrier at the top level of `stmts`, those after
+    the last one), or None where there is none."""
+    cuts = [k for k, s in enumerate(stmts) if isinstance(s, K.Barrier)]
+    return (tuple(stmts[:cuts[0]]), tuple(stmts[cuts[-1] + 1:])) if cuts else None
+
+
+def placement(ctx: Ctx, level: int, n: K.Expr, what: str, role: str, ty: str):
+    """Allocate memory for a `level`-level array of n elements of type `ty`: (buffer,
+    base offset expr)."""
+    b = ctx.b
+    origin = origin_of(b.span, what)
+    if not b.dry and not b.host_computable(n):
+        raise host_length_error(ctx, n, f"the array this {what} stores")
+    if level == Level.GRID:
+        return b.buffer("global", n, origin, role, ty=ty), K.cint(0)
+    if level == Level.BLOCK:
+        return b.buffer("local", n, origin, role, ty=ty), K.cint(0)
+    if level == Level.WARP:
+        rec = b.buffer("local", n, origin, role, per="warp", ty=ty)
+        return rec, K.mul(K.HwId("int", "wid"), n)
+    if isinstance(n, K.Const) and n.value <= PRIVATE_MAX:
+        return b.buffer("private", n, origin, role, ty=ty), K.cint(0)
+    rec = b.buffer("local", n, origin, role, per="thread", ty=ty)
+    return rec, K.mul(K.HwId("int", "lid"), n)
+
+
+def store_writer(rec: BufRec, base: K.Expr):
+    """The writer of a push array that stores element i at `base` + i of buffer `rec`."""
+    if not rec.ty:
+        raise CompilerBug(f"buffer {rec.name} ({rec.origin}) has no element type")
+
+    def w(ctx, i, v: SScalar):
+        if rec.ty != v.e.ty:
+            raise CompilerBug(f"buffer {rec.name} of {rec.ty} written with {v.e.ty}")
+        ctx.emit(K.Store(rec.name, K.add(base, i), v.e))
+    return w
+
+
+def reader(rec_name: str, base: K.Expr, n: K.Expr, ty: str) -> SPull:
+    """The pull array of the n elements of `ty` at `base` in buffer (or pointer) `rec_name`."""
+    return SPull(n, lambda ctx, i: SScalar(K.Load(ty, rec_name, K.add(base, i))))
+
+
+def sync(ctx: Ctx, level: int, why: str):
+    """The barrier after a warp- or block-level array is written (a grid-level one ends the kernel)."""
+    if level >= Level.WARP and level <= Level.BLOCK:
+        ctx.emit(K.Barrier(why))
+
+
+def force(ctx: Ctx, arr: SPush, ty: str) -> SPull:
+    """Materialise a push array of `ty` where its level says (registers, local, global)."""
+    if Level.WARP <= arr.level <= Level.BLOCK and ctx.level < arr.level and ctx.elem is not None:
+        return collective_force(ctx, arr, ty)
+    check_level(ctx, arr.level, "force")
+    if arr.level == Level.GRID and not ctx.top:
+        raise ctx.error("a grid-level array can only be forced at the top level of a kernel, "
+                        "not inside a part of a concat or inside per-element work")
+    rec, base = placement(ctx, arr.level, arr.n, "force", "force", ty)
+    arr.run(ctx, store_writer(rec, base))
+    if arr.level == Level.GRID:
+        ctx.b.split_kernel()
+    sync(ctx, arr.level, rec.origin)
+    return reader(rec.name, base, arr.n, ty)
+
+
+def collective_force(ctx: Ctx, arr: SPush, ty: str) -> SPull:
+    """A block- or warp-level force inside the per-element work of a block-level push
+    (or a sequential loop in it): the work-items of the block compute the array together,
+    between two barriers, in a round that every work-item runs (see `push_scheme`).  The
+    array must be the same for every element of the round, and the conditions and loop
+    counts on the way to it the same for every work-item."""
+    e = ctx.elem
+    for g in ctx.guards:
+        names = e.reads_varying(g)
+        if names:
+            raise ctx.error(
+                f"this {Level(arr.level)}-level force runs inside a condition or loop that "
+                f"differs between the work-items of the block (it reads {_names(names, e)}), so not "
+                "every work-item would reach its barriers",
+                ["make the loop count or condition depend only on values every work-item shares "
+                 "(arguments, the part index, loop counters of such loops)"])
+    rec, base = placement(ctx, arr.level, arr.n, "force", "force", ty)
+    work = Ctx(ctx.b, arr.level, [])
+    arr.run(work, store_writer(rec, base))
+    names = sorted({n for st in K.walk_stmts(work.stmts) for x in _stmt_exprs(st)
+                    for n in e.reads_varying(x, warp_uniform=True)})
+    if names or e.reads_varying(arr.n):
+        raise ctx.error(
+            f"this {Level(arr.level)}-level force inside per-element work depends on the element "
+            f"(it reads {_names(names or e.reads_varying(arr.n), e)}); the whole block computes it "
+            "together, so it must be the same for every element",
+            ["force only what every element of the block shares (tiles indexed by the part and "
+             "by loop counters), or compute the per-element part without a force"])
+    e.collective = True
+    if not (ctx.stmts and isinstance(ctx.stmts[-1], K.Barrier)):
+        ctx.emit(K.Barrier(f"{rec.origin}: reads of the previous round are done"))
+    for st in work.stmts:
+        ctx.emit(st)
+    ctx.emit(K.Barrier(rec.origin))
+    return reader(rec.name, base, arr.n, ty)
+
+
+def _names(names, e: ElemLoop | None = None) -> str:
+    """How to name varying values in a message: the element index, the work-item's id,
+    or values computed from them (the compiler's own names mean nothing to the user)."""
+    said = []
+    for n in names:
+        text = ("the element's index" if e is not None and n == e.var
+                else n if " " in n else "values computed from the element")
+        if text not in said:
+            said.append(text)
+    return " and ".join(said)
+
+
+def _stmt_exprs(st: K.Stmt):
+    """The expressions directly in one statement (not in nested statements)."""
+    for name in getattr(st, "__dataclass_fields__", {}):
+        v = getattr(st, name)
+        if isinstance(v, K.Expr):
+            yield v

@@ -1,0 +1,131 @@
+"""The symbolic values the lowering runs a program over, and what all of it does with them.
+
+`SScalar` (a kernel-IR expression), `SPull` (a length and an index function), `SPush` (a
+level, a length and an iteration scheme); `SPair`, `SFun`, `SLevelFun` and `SLevel`, which
+exist at compile time only; `PolyLet`, a generalised `let`, lowered at each use.  Also
+applying a symbolic function (`apply`, `with_span`), a scalar or pair of scalars taken
+apart and rebuilt, the zero of a scalar type, and `BINOPS`, the program's binary
+operators as kernel-IR operators.  Nothing here emits code.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from fcl.base.errors import CompileError, CompilerBug, Span
+from fcl.codegen import kir as K
+from fcl.syntax import ast as A
+
+
+class SVal:
+    """A value of the program at compile time."""
+
+
+@dataclass
+class SScalar(SVal):
+    e: K.Expr
+
+
+@dataclass
+class SPair(SVal):
+    a: SVal
+    b: SVal
+
+
+@dataclass
+class SPull(SVal):
+    n: K.Expr
+    at: Callable          # (ctx, index expr) -> SVal
+
+
+@dataclass
+class SPush(SVal):
+    level: int
+    n: K.Expr
+    run: Callable         # (ctx, writer) -> None;  writer: (ctx, index expr, SScalar) -> None
+    span: Span | None = None
+
+
+@dataclass
+class SFun(SVal):
+    f: Callable           # (ctx, SVal) -> SVal
+    name: str = ""
+
+
+@dataclass
+class SLevelFun(SVal):
+    f: Callable           # (ctx, int level) -> SVal
+
+
+@dataclass
+class SLevel(SVal):
+    level: int
+
+
+@dataclass
+class PolyLet:
+    """The binding of a `let` that the checker generalised: its value is lowered at each
+    use, where the use is, under the instance that use needs, as if inlined there.  Such
+    values are functions (or empty arrays), so this costs no code; only a function that
+    does work before it takes its last argument would do that work once per use."""
+    let: A.Let
+    env: dict
+
+
+# the program's binary operators as kernel-IR operators (`&&` and `||` when they decide nothing)
+BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "div": "div", "%": "mod", "mod": "mod",
+          "<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne", "&&": "and",
+          "||": "or", "&": "band", "|": "bor", "^": "bxor", "<<": "shl", ">>": "shr"}
+
+
+def with_span(v: SVal, span) -> SVal:
+    """A primitive whose applications report (and place buffers at) the span of its name."""
+    def at(ctx, f, x):
+        with ctx.b.at(span):
+            return with_span(f(ctx, x), span)
+    if isinstance(v, SFun):
+        return SFun(lambda c, x: at(c, v.f, x), v.name)
+    if isinstance(v, SLevelFun):
+        return SLevelFun(lambda c, lvl: at(c, v.f, lvl))
+    return v
+
+
+def apply(ctx, fn: SVal, arg: SVal) -> SVal:
+    """`fn arg`, in `ctx`."""
+    if not isinstance(fn, SFun):
+        raise CompilerBug(f"application of a non-function {type(fn).__name__}")
+    return fn.f(ctx, arg)
+
+
+def apply2(ctx, fn, a, b):
+    """`fn a b`, in `ctx`."""
+    return apply(ctx, apply(ctx, fn, a), b)
+
+
+def as_scalar(ctx, v: SVal) -> SScalar:
+    """`v`, an element of a push array, which must be a scalar."""
+    if not isinstance(v, SScalar):
+        raise ctx.error("push arrays hold scalars only")
+    return v
+
+
+def scalar_leaves(ctx, v: SVal, what: str = "a loop's state", span: Span | None = None) -> list[SScalar]:
+    """The scalars of `v`, a scalar or nested pairs of them (`what`, at `span`, lives in registers)."""
+    if isinstance(v, SScalar):
+        return [v]
+    if isinstance(v, SPair):
+        return scalar_leaves(ctx, v.a, what, span) + scalar_leaves(ctx, v.b, what, span)
+    raise CompileError(f"{what} must be scalars or pairs of scalars (it lives in registers)",
+                       span or ctx.b.span)
+
+
+def rebuild(shape: SVal, leaves) -> SVal:
+    """A value of the shape of `shape` (scalars, pairs) made of the scalars `leaves` gives, in order."""
+    if isinstance(shape, SScalar):
+        return next(leaves)
+    return SPair(rebuild(shape.a, leaves), rebuild(shape.b, leaves))
+
+
+def zero_of(ty: str):
+    """The zero of scalar type `ty`, as a Python value."""
+    return {"int": 0, "float": 0.0, "double": 0.0, "bool": False}[ty]
