@@ -13,9 +13,10 @@ from fcl.codegen import kir as K
 from fcl.codegen.analysis.ranges import FULL, Interval, Ranges
 from fcl.codegen.interp import KernelRun
 from fcl.codegen.passes.licm import hoist_invariants
+from fcl.codegen.passes.nowrap import mark_no_wrap
 from fcl.codegen.passes.simplify import simplify
 from fcl.codegen.passes.skew import skew_local_memory
-from fcl.codegen.passes.strength import mark_no_wrap, strength_reduce
+from fcl.codegen.passes.strength import strength_reduce
 from fcl.codegen.passes.unroll import unroll_loops
 from fcl.codegen.passes.unvirtualise import unvirtualise
 from fcl.codegen.plan import ArrayArg, Plan, ScalarArg

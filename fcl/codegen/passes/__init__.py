@@ -8,68 +8,28 @@ program and the `--dump kir-after=NAME` texts asked for.  With
 `options.verify` (or FCL_VERIFY_PASSES=1 in the environment, as the test
 suite sets) the verifier checks the IR after every pass, so a pass that
 breaks an invariant fails where it breaks it.  Not here: the passes
-themselves (one module each beside this one).
+themselves, one module each beside this one, named as the pass and ending
+in its `PASS` (`PIPELINE` is those, in order); the `Pass` class (base.py).
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 from dataclasses import dataclass
-from typing import Callable
 
 from fcl.base.errors import ArgumentError
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.codegen.passes.bounds import elide_checks, trim_checks
-from fcl.codegen.passes.licm import hoist_invariants
-from fcl.codegen.passes.map_hw import map_hardware
-from fcl.codegen.passes.privatise import privatise
-from fcl.codegen.passes.share_local import share_local_memory
-from fcl.codegen.passes.simplify import simplify
-from fcl.codegen.passes.skew import skew_local_memory
-from fcl.codegen.passes.strength import mark_no_wrap, strength_reduce
-from fcl.codegen.passes.unroll import unroll_loops
-from fcl.codegen.passes.unvirtualise import unvirtualise
-from fcl.codegen.passes.vectorize import vectorize
+from fcl.codegen.passes import (bounds, licm, map_hw, nowrap, privatise, share_local, simplify, skew, strength,
+                                unroll, unvirtualise, vectorize)
+from fcl.codegen.passes.base import Pass
+from fcl.codegen.passes.bounds import trim_checks
 
 AFTER_LOWERING = "lower"     # --dump kir-after=lower: the IR as the lowering made it
 
+PIPELINE: tuple[Pass, ...] = tuple(m.PASS for m in (
+    map_hw, bounds, unvirtualise, skew, licm, unroll, strength, simplify, privatise, nowrap, vectorize, share_local))
 
-@dataclass(frozen=True)
-class Pass:
-    name: str
-    description: str
-    run: Callable[[P.Plan], P.Plan]
-    optimising: bool = True
-
-
-MAP_HW = "map_hw"
-
-PIPELINE: tuple[Pass, ...] = (
-    Pass(MAP_HW, "parallel loops -> loops over hardware ids: strides, guards, unrolling marks, "
-                 "warp-uniform loops and the `active` flag", map_hardware, optimising=False),
-    Pass("bounds", "bounds checks of `index` removed where the range analysis proves the index "
-                   "in range (the rest stay: --no-bounds-checks drops them all)", elide_checks),
-    Pass("unvirtualise", "a part or element per work-group/work-item, without a loop, where a constant "
-                         "count fits the launch", unvirtualise),
-    Pass("skew", "skewed layout (i + i/32) for local buffers of more than 32 elements read with a "
-                 "lane stride: no bank conflicts", skew_local_memory),
-    Pass("licm", "loop-invariant index arithmetic computed once before its loop (shared when repeated)",
-         hoist_invariants),
-    Pass("unroll", "loops of at most 16 iterations with a constant step whose trip count the ranges bound "
-                   "-> straight-line copies (guarded where a work-item may run fewer); not around barriers", unroll_loops),
-    Pass("strength", "x / y and x % y as C operators where x >= 0 and y >= 1 (range analysis); "
-                     "by 2^k as shifts and masks; comparisons the ranges decide folded", strength_reduce),
-    Pass("simplify", "constant and copy propagation, common lets, constant branches, dead lets", simplify),
-    Pass("privatise", "a block-level power's state in registers where each work-item reads only the elements "
-                      "it writes (then back to local memory once, after the loop)", privatise),
-    Pass("nowrap", "plain + - * where the range analysis proves no 32-bit overflow", mark_no_wrap),
-    Pass("vectorize", "int4/float4 loads and stores of global buffers: grid-stride loops of independent "
-                      "elements in runs of 4 a work-item (then the last n % 4), and 4 unchecked accesses "
-                      "a[4k] .. a[4k + 3] in straight-line code", vectorize),
-    Pass("share_local", "local buffers never in use at the same time (a barrier between) share memory",
-         share_local_memory),
-)
+MAP_HW = map_hw.PASS.name
 
 
 @dataclass(frozen=True)
@@ -131,7 +91,3 @@ def run_pipeline(kp: P.Plan, options: PassOptions = PassOptions()) -> tuple[P.Pl
             dumps[p.name] = K.format_program(kp)
     return trim_checks(kp), dumps
 
-
-def replace_kernels(kp: P.Plan, f: Callable[[K.Kernel], K.Kernel]) -> P.Plan:
-    """`kp` with every kernel rewritten by f (most passes work kernel by kernel)."""
-    return dataclasses.replace(kp, kernels=tuple(f(k) for k in kp.kernels))

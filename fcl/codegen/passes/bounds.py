@@ -29,6 +29,7 @@ import dataclasses
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 from fcl.codegen.analysis.ranges import NodeRewrite, Ranges, opposite, rewrite_kernels
+from fcl.codegen.passes.base import Pass
 
 CAP = 1 << 30                 # lengths and host sizes the unchecked versions assume at most
 CHECKS = K.kind_bits(K.Checked)
@@ -157,3 +158,7 @@ def _trim(plan: P.Plan, everywhere: bool) -> P.Plan:
         return tuple(out)
     buffers = tuple(b for b in plan.buffers if not (everywhere and b.name in names))
     return dataclasses.replace(plan, buffers=buffers, body=host(plan.body))
+
+
+PASS = Pass("bounds", "bounds checks of `index` removed where the range analysis proves the index "
+                      "in range (the rest stay: --no-bounds-checks drops them all)", elide_checks)

@@ -18,10 +18,11 @@ import dataclasses
 
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
+from fcl.codegen.passes.base import Pass, replace_kernels
 
 
 def hoist_invariants(plan: P.Plan) -> P.Plan:
-    return dataclasses.replace(plan, kernels=tuple(_Kernel(k).run() for k in plan.kernels))
+    return replace_kernels(plan, lambda k: _Kernel(k).run())
 
 
 def _leaf(e: K.Expr) -> bool:
@@ -131,3 +132,7 @@ def _replace_stmts(stmts, table: dict, hoisted) -> tuple:
                 changes[field] = new
         out.append(dataclasses.replace(s, **changes) if changes else s)
     return tuple(out)
+
+
+PASS = Pass("licm", "loop-invariant index arithmetic computed once before its loop (shared when repeated)",
+            hoist_invariants)

@@ -28,6 +28,7 @@ from fcl.base.errors import CompilerBug
 from fcl.base.hw import Level
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
+from fcl.codegen.passes.base import Pass, replace_kernels
 
 UNROLL_MAX = 32
 ZERO, ONE = K.cint(0), K.cint(1)
@@ -35,9 +36,7 @@ ZERO, ONE = K.cint(0), K.cint(1)
 
 def map_hardware(plan: P.Plan) -> P.Plan:
     mapper = _Mapper(plan.block_size, plan.warp_size)
-    kernels = tuple(dataclasses.replace(k, body=K.map_stmts(mapper.stmt, None, k.body))
-                    for k in plan.kernels)
-    return dataclasses.replace(plan, kernels=kernels)
+    return replace_kernels(plan, lambda k: dataclasses.replace(k, body=K.map_stmts(mapper.stmt, None, k.body)))
 
 
 def hw(name: str) -> K.HwId:
@@ -91,3 +90,7 @@ class _Mapper:
         head = (K.Let(active, K.lt(part, s.count)),
                 K.Let(s.var, K.select(K.Var("bool", active), part, K.sub(s.count, ONE))))
         return K.For(base, ZERO, s.count, K.cint(self.nwarps), head + s.body)
+
+
+PASS = Pass("map_hw", "parallel loops -> loops over hardware ids: strides, guards, unrolling marks, "
+                      "warp-uniform loops and the `active` flag", map_hardware, optimising=False)

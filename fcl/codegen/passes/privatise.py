@@ -20,7 +20,7 @@ shape of the prelude's `perThread` inside a block-level `power`
 K-tiles): 32 local accesses a step fewer, and half the local memory.
 
 Exactness.  Indexes are compared as linear forms over names that are never
-reassigned (through pure `Let`s, `vectorize`'s forms, under a common `skew`):
+reassigned (through pure `Let`s: analysis/linear.py, under a common `skew`):
 equal forms are equal values.  Every store to `nxt` is a statement of the
 loop body itself (it runs in every step), at an index that is the same for
 every step (its terms are defined before the loop and read no memory), no
@@ -43,32 +43,31 @@ import dataclasses
 
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.codegen.passes.simplify import _kernel as simplify_kernel
-from fcl.codegen.passes.unroll import Names, copies, rename
-from fcl.codegen.passes.vectorize import KernelFacts
+from fcl.codegen.analysis.linear import KernelFacts
+from fcl.codegen.passes.base import Pass, replace_kernels
 
 MAX_SLOTS = 64         # state elements a work-item keeps in registers
 
 
 def privatise(plan: P.Plan) -> P.Plan:
-    return dataclasses.replace(plan, kernels=tuple(_kernel(plan, k) for k in plan.kernels))
+    return replace_kernels(plan, lambda k: _kernel(plan, k))
 
 
 def _kernel(plan: P.Plan, k: K.Kernel) -> K.Kernel:
     if not any(isinstance(s, K.SwapPtr) for s in K.walk_stmts(k.body)):
         return k
-    rewrite = _Rewrite(KernelFacts(plan, k, {}), Names(k))
+    rewrite = _Rewrite(KernelFacts(k), K.Names(k))
     body = rewrite.block(k.body)
     if body == k.body:
         return k
-    body = rename(body, rewrite.aliases)      # the pointer no longer moves: its buffer itself
+    body = K.rename(body, rewrite.aliases)      # the pointer no longer moves: its buffer itself
     used = K.buffers_used(body)
     # the copies of registers that replaced the reads go
-    return simplify_kernel(dataclasses.replace(k, body=body, locals_=tuple(b for b in k.locals_ if b.name in used)))
+    return K.simplify_kernel(dataclasses.replace(k, body=body, locals_=tuple(b for b in k.locals_ if b.name in used)))
 
 
 class _Rewrite:
-    def __init__(self, facts: KernelFacts, names: Names):
+    def __init__(self, facts: KernelFacts, names: K.Names):
         self.facts = facts
         self.names = names
         self.aliases: dict[str, str] = {}     # pointer -> the buffer it stays on
@@ -132,7 +131,7 @@ class _Rewrite:
             if trips is None or trips > MAX_SLOTS:
                 out.append(s)
                 continue
-            straight = copies(s, trips, trips, self.names, "p")
+            straight = K.straight_copies(s, trips, trips, self.names, "p")
             # the copies' lets, for the linear forms of their indexes
             self.facts.lets.update((x.var, x.expr) for x in straight if isinstance(x, K.Let))
             out.extend(straight)
@@ -180,3 +179,7 @@ def _index(key) -> K.Expr:
     for t, c in sorted(terms, key=lambda tc: K.format_expr(tc[0])):
         e = K.add(e, K.mul(K.cint(c), t))
     return K.Call("int", "skew", (e,)) if skewed else e
+
+
+PASS = Pass("privatise", "a block-level power's state in registers where each work-item reads only the elements "
+                         "it writes (then back to local memory once, after the loop)", privatise)

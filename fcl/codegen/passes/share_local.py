@@ -30,11 +30,11 @@ import dataclasses
 
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.codegen.passes.unroll import rename
+from fcl.codegen.passes.base import Pass, replace_kernels
 
 
 def share_local_memory(plan: P.Plan) -> P.Plan:
-    return dataclasses.replace(plan, kernels=tuple(_share(k) for k in plan.kernels))
+    return replace_kernels(plan, _share)
 
 
 def _share(k: K.Kernel) -> K.Kernel:
@@ -114,7 +114,7 @@ class _Sharing:
         if not self.alias:
             return self.k
         table = {gone: self.resolve(gone) for gone in self.alias}
-        return dataclasses.replace(self.k, locals_=tuple(self.buffers.values()), body=rename(self.k.body, table))
+        return dataclasses.replace(self.k, locals_=tuple(self.buffers.values()), body=K.rename(self.k.body, table))
 
 
 def _blocks(stmts, top: bool = True):
@@ -164,3 +164,7 @@ def _apart(a_first: int, a_last: int, b_first: int, b_last: int, barriers: list[
     if not any(a_last < j < b_first for j in barriers):
         return False
     return not repeats or any(j > b_last or j < a_first for j in barriers)
+
+
+PASS = Pass("share_local", "local buffers never in use at the same time (a barrier between) share memory",
+            share_local_memory)

@@ -1,100 +1,21 @@
 """The `simplify` pass: constant and copy propagation, common `Let`s, dead `Let`s, constant branches.
 
-A `Let` bound to a constant, a hardware id or a name that is never assigned
-is substituted into its uses and dropped, and so is a `Let` of a pure expression
-(no loads, no assigned names) that an earlier `Let` in scope already computes
-(common-subexpression elimination over `Let`s, which `licm` creates); the smart constructors re-fold
-every expression that changes (so `active = true` makes `if (active)`
-vanish).  An `If` on a constant keeps only the branch taken; a `For` whose
-constant bounds admit no iteration is dropped; a barrier right after
-another is dropped (unrolled part loops leave one before the next force's); a `Let` nobody reads is
-dropped (expressions are pure; a bounds check counts as pure here, but its
-`Let` stays).  Names are unique in a kernel (the verifier
-checks it), so substitution needs no renaming.  Not here: anything that needs
-ranges (`strength`) or moves code (`licm`).
+Every kernel goes through kir/simplify.py's `simplify_kernel` (which says
+what it rewrites; `privatise` and `vectorize` also run it on the kernels
+they rewrite, to drop what their rewrites leave unused).  Runs after
+`licm`, `unroll` and `strength`, which leave copies, constant conditions and
+dead `Let`s behind.  Not here: anything that needs ranges (`strength`) or
+moves code (`licm`).
 """
 from __future__ import annotations
 
-import dataclasses
-
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
+from fcl.codegen.passes.base import Pass, replace_kernels
 
 
 def simplify(plan: P.Plan) -> P.Plan:
-    return dataclasses.replace(plan, kernels=tuple(_kernel(k) for k in plan.kernels))
+    return replace_kernels(plan, K.simplify_kernel)
 
 
-def _kernel(k: K.Kernel) -> K.Kernel:
-    assigned = {s.var for s in K.walk_stmts(k.body) if isinstance(s, (K.Assign, K.DeclVar))}
-    body = _propagate(k.body, {}, assigned, {})
-    for _ in range(4):          # dead Lets can make others dead
-        used = K.names_read(body)
-        smaller = _drop_dead(body, used)
-        if smaller == body:
-            break
-        body = smaller
-    return dataclasses.replace(k, body=body)
-
-
-def _copyable(e: K.Expr, assigned: set) -> bool:
-    return isinstance(e, (K.Const, K.HwId)) or (isinstance(e, K.Var) and e.name not in assigned)
-
-
-def _pure(e: K.Expr, assigned: set) -> bool:
-    """Reads no buffer and no assigned name: its value is the same wherever it is in scope."""
-    return not any(isinstance(n, K.Load) or (isinstance(n, K.Var) and n.name in assigned) for n in K.walk_expr(e))
-
-
-def _propagate(stmts, subst: dict, assigned: set, avail: dict) -> tuple:
-    """Substitute copies, and reuse a `Let` of the same pure expression (`avail`: expression
-    -> the name bound to it in scope) instead of computing it again."""
-    def fe(e: K.Expr) -> K.Expr:
-        return subst.get(e.name, e) if isinstance(e, K.Var) else e
-
-    out = []
-    for s in stmts:
-        if isinstance(s, K.Loop):           # the condition reads what the head defines
-            inner, seen = dict(subst), dict(avail)
-            head = _propagate(s.head, inner, assigned, seen)
-            cond = K.map_expr(lambda e: inner.get(e.name, e) if isinstance(e, K.Var) else e, s.cond)
-            out.append(K.Loop(head, cond, _propagate(s.body, inner, assigned, seen)))
-            continue
-        s = K.map_own_exprs(s, fe)
-        if isinstance(s, K.Let) and _copyable(s.expr, assigned):
-            subst[s.var] = s.expr
-            continue
-        if isinstance(s, K.Let) and _pure(s.expr, assigned):
-            if s.expr in avail:
-                subst[s.var] = K.Var(s.expr.ty, avail[s.expr])
-                continue
-            avail[s.expr] = s.var
-        if isinstance(s, K.If) and isinstance(s.cond, K.Const):
-            out.extend(_propagate(s.then if s.cond.value else s.else_, subst, assigned, avail))
-            continue
-        if isinstance(s, K.For) and isinstance(s.start, K.Const) and isinstance(s.stop, K.Const) \
-                and s.start.value >= s.stop.value:
-            continue
-        if isinstance(s, K.Barrier) and out and isinstance(out[-1], K.Barrier):
-            continue        # nothing between them: the first one already synchronises
-        names = [n for n, kind in K._child_fields(type(s)) if kind == "block"]
-        if names:
-            s = dataclasses.replace(s, **{n: _propagate(getattr(s, n), dict(subst), assigned, dict(avail))
-                                          for n in names})
-        out.append(s)
-    return tuple(out)
-
-
-
-
-def _drop_dead(stmts, used: set) -> tuple:
-    out = []
-    for s in stmts:
-        if isinstance(s, K.Let) and s.var not in used \
-                and not any(isinstance(n, K.Checked) for n in K.walk_expr(s.expr)):
-            continue        # (a bounds check whose value is unused still reports its failure)
-        names = [n for n, kind in K._child_fields(type(s)) if kind == "block"]
-        if names:
-            s = dataclasses.replace(s, **{n: _drop_dead(getattr(s, n), used) for n in names})
-        out.append(s)
-    return tuple(out)
+PASS = Pass("simplify", "constant and copy propagation, common lets, constant branches, dead lets", simplify)

@@ -20,14 +20,14 @@ import dataclasses
 
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
+from fcl.codegen.passes.base import Pass, replace_kernels
 
 BANKS = 32
 LANE_VARYING = frozenset({"lid", "lane", "global_id"})
 
 
 def skew_local_memory(kp: P.Plan) -> P.Plan:
-    kernels = tuple(_skew_kernel(k) for k in kp.kernels)
-    return dataclasses.replace(kp, kernels=kernels)
+    return replace_kernels(kp, _skew_kernel)
 
 
 def _big_enough(b: K.Buffer) -> bool:
@@ -150,3 +150,7 @@ def _skew_kernel(k: K.Kernel) -> K.Kernel:
     locals_ = tuple(dataclasses.replace(b, layout="skew32") if b.name in skewed else b for b in k.locals_)
     return dataclasses.replace(k, body=K.map_stmts(fs, fe, k.body, lambda e: not skewed.isdisjoint(e.buffers_read)),
                                locals_=locals_)
+
+
+PASS = Pass("skew", "skewed layout (i + i/32) for local buffers of more than 32 elements read with a "
+                    "lane stride: no bank conflicts", skew_local_memory)

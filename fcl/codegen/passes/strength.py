@@ -1,34 +1,27 @@
-"""The `strength` and `nowrap` passes: integer operations the range analysis proves safe.
+"""The `strength` pass: integer division and comparisons the range analysis proves safe, made cheap.
 
-`strength`: `a / b` and `a % b` with a >= 0 and b >= 1 print as C's own
-operators (`div_nn`, `mod_nn`) instead of `fcl_div`/`fcl_mod` with their zero
-and minus-one guards; by a constant power of two they become `a >> k` and
+`a / b` and `a % b` with a >= 0 and b >= 1 print as C's own operators
+(`div_nn`, `mod_nn`) instead of `fcl_div`/`fcl_mod` with their zero and
+minus-one guards; by a constant power of two they become `a >> k` and
 `a & (2^k - 1)`; an int comparison that the ranges decide becomes a constant
-(so `c < cols ? x : 0` over c in [0, cols) keeps only x).  `nowrap`: `a + b`, `a - b`, `a * b` whose exact result
-provably fits 32 bits print as plain C arithmetic (`add_nw`...) instead of the
-wrapping helpers, so the OpenCL compiler may assume no signed overflow there.
-Both read `ranges`; the interpreter re-checks every
-proof at run time.
+(so `c < cols ? x : 0` over c in [0, cols) keeps only x).  Reads `ranges`;
+the interpreter re-checks every proof at run time.  Not here: arithmetic that
+cannot wrap (the `nowrap` pass, nowrap.py).
 """
 from __future__ import annotations
 
-from fcl.base import scalars as S
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.codegen.analysis.ranges import Interval, NodeRewrite, Ranges, exact, rewrite_kernels
+from fcl.codegen.analysis.ranges import Interval, NodeRewrite, Ranges, rewrite_kernels
+from fcl.codegen.passes.base import Pass
 
 Op = K.Op
 _PROVEN = {Op.DIV: Op.DIV_NN, Op.MOD: Op.MOD_NN}
-_NO_WRAP = {Op.ADD: Op.ADD_NW, Op.SUB: Op.SUB_NW, Op.MUL: Op.MUL_NW}
 _COMPARE = {Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE}
 
 
 def strength_reduce(plan: P.Plan) -> P.Plan:
     return rewrite_kernels(plan, NodeRewrite(_reduce, K.kind_bits(*_COMPARE, *_PROVEN)), proofs=False)
-
-
-def mark_no_wrap(plan: P.Plan) -> P.Plan:
-    return rewrite_kernels(plan, NodeRewrite(_no_wrap, K.kind_bits(*_NO_WRAP)), proofs=False)
 
 
 def decide(op: Op, a: Interval, b: Interval) -> bool | None:
@@ -60,10 +53,5 @@ def _reduce(e: K.Expr, r: Ranges) -> K.Expr:
     return K.Bin("int", _PROVEN[e.op], e.a, e.b)
 
 
-def _no_wrap(e: K.Expr, r: Ranges) -> K.Expr:
-    if not (isinstance(e, K.Bin) and e.op in _NO_WRAP and e.a.ty == "int"):
-        return e
-    lo, hi = exact(e.op, r.of(e.a), r.of(e.b))
-    if S.INT_MIN <= lo and hi <= S.INT_MAX:
-        return K.Bin("int", _NO_WRAP[e.op], e.a, e.b)
-    return e
+PASS = Pass("strength", "x / y and x % y as C operators where x >= 0 and y >= 1 (range analysis); "
+                        "by 2^k as shifts and masks; comparisons the ranges decide folded", strength_reduce)

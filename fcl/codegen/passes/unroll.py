@@ -8,7 +8,8 @@ stop is a multiple of the step away from every start).  Where hi <= MAX_TRIPS
 and the copies stay small (MAX_STATEMENTS), the loop becomes hi copies of
 its body, copy k preceded by `let i_k = start + k * step`; copies k >= lo
 are guarded by `if (i_k < stop)`.  The names the body defines are renamed in
-each copy (names stay unique in a kernel).  Independent loads of the copies
+each copy (names stay unique in a kernel; kir.walk's `straight_copies`,
+which `privatise` also uses, makes the copies).  Independent loads of the copies
 can then be in flight together (the target compiler rarely unrolls a loop
 whose start is the local id).  A loop that every work-item runs exactly once
 becomes its body whatever it holds (a warp's part loop where there are no
@@ -30,33 +31,20 @@ from fcl.base import scalars as S
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 from fcl.codegen.analysis.ranges import Ranges, rewrite_kernels
+from fcl.codegen.passes.base import Pass, replace_kernels
 
 MAX_TRIPS = 16          # copies at most
 MAX_STATEMENTS = 256    # statements in all the copies together
 
 
 def unroll_loops(plan: P.Plan) -> P.Plan:
-    kernels = []
-    for k in plan.kernels:
-        names = Names(k)
-        one = dataclasses.replace(plan, kernels=(k,))
-        kernels.append(rewrite_kernels(one, fs=lambda s, r: _unroll(s, r, names), proofs=False).kernels[0])
-    return dataclasses.replace(plan, kernels=tuple(kernels))
+    return replace_kernels(plan, lambda k: _unroll_kernel(plan, k))
 
 
-class Names:
-    """Fresh names for one kernel (unique across it): `base_tag`, else `base_tag_1`, ..."""
-
-    def __init__(self, k: K.Kernel):
-        self.taken = K.defined_in(k.body) | {b.name for b in k.locals_ + k.privates} | K.names_read(k.body)
-
-    def fresh(self, base: str, tag: str) -> str:
-        name, extra = f"{base}_{tag}", 0
-        while name in self.taken:
-            extra += 1
-            name = f"{base}_{tag}_{extra}"
-        self.taken.add(name)
-        return name
+def _unroll_kernel(plan: P.Plan, k: K.Kernel) -> K.Kernel:
+    names = K.Names(k)
+    one = dataclasses.replace(plan, kernels=(k,))
+    return rewrite_kernels(one, fs=lambda s, r: _unroll(s, r, names), proofs=False).kernels[0]
 
 
 def trip_bounds(loop: K.For, r: Ranges) -> tuple[int, int] | None:
@@ -75,7 +63,7 @@ def _size(stmts) -> int:
     return sum(1 for _ in K.walk_stmts(stmts))
 
 
-def _unroll(s: K.Stmt, r: Ranges, names: Names):
+def _unroll(s: K.Stmt, r: Ranges, names: K.Names):
     if not isinstance(s, K.For):
         return s
     bounds = trip_bounds(s, r)
@@ -91,50 +79,9 @@ def _unroll(s: K.Stmt, r: Ranges, names: Names):
     if K.contains_barrier(s.body) or any(isinstance(x, (K.For, K.SeqFor, K.ParFor, K.PartFor, K.Loop))
                                          for x in K.walk_stmts(s.body)):
         return s
-    return copies(s, fewest, most, names, "u")
+    return K.straight_copies(s, fewest, most, names, "u")
 
 
-def copies(s: K.For, fewest: int, most: int, names: Names, tag: str) -> tuple:
-    """`most` straight-line copies of loop `s`'s body (a positive constant step), copy k after
-    `let i_k = start + k * step` and its names renamed (`tag` and k); copies from `fewest` on
-    guarded by `if (i_k < stop)`."""
-    out = []
-    for copy in range(most):
-        var = names.fresh(s.var, f"{tag}{copy}")
-        renaming = {name: names.fresh(name, f"{tag}{copy}") for name in defines(s.body)}
-        renaming[s.var] = var
-        out.append(K.Let(var, K.add(s.start, K.cint(copy * s.step.value))))
-        body = rename(s.body, renaming)
-        out.extend(body if copy < fewest else (K.If(K.lt(K.Var("int", var), s.stop), body),))
-    return tuple(out)
-
-
-# ---------------------------------------------------------------- renaming
-
-def defines(stmts) -> set[str]:
-    """Names `stmts` define (not those they only assign or swap: those live outside)."""
-    return {name for s in K.walk_stmts(stmts) if not isinstance(s, (K.Assign, K.SwapPtr))
-            for name in K.binds(s)}
-
-
-_NAME_FIELDS = ("var", "active", "a", "b", "buf", "init")
-
-
-def rename(stmts, table: dict[str, str]) -> tuple:
-    """`stmts` with every name in `table` (defined, assigned, read, or a pointer) renamed."""
-    def fe(e: K.Expr) -> K.Expr:
-        if isinstance(e, K.Var) and e.name in table:
-            return K.Var(e.ty, table[e.name])
-        if isinstance(e, K.Load) and e.buf in table:
-            return dataclasses.replace(e, buf=table[e.buf])
-        return e
-
-    def fs(s: K.Stmt) -> K.Stmt:
-        changes = {f: table[getattr(s, f)] for f in _NAME_FIELDS
-                   if isinstance(getattr(s, f, None), str) and getattr(s, f) in table}
-        return dataclasses.replace(s, **changes) if changes else s
-
-    def visit(e: K.Expr) -> bool:
-        return not (e.names.isdisjoint(table) and e.buffers_read.isdisjoint(table))
-
-    return K.map_stmts(fs, fe, stmts, visit)
+PASS = Pass("unroll", "loops of at most 16 iterations with a constant step whose trip count the ranges bound "
+                      "-> straight-line copies (guarded where a work-item may run fewer); not around barriers",
+            unroll_loops)

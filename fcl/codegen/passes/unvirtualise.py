@@ -18,6 +18,7 @@ import dataclasses
 
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
+from fcl.codegen.passes.base import Pass, replace_kernels
 
 
 def unvirtualise(plan: P.Plan) -> P.Plan:
@@ -46,5 +47,8 @@ def unvirtualise(plan: P.Plan) -> P.Plan:
 
         return dataclasses.replace(k, body=K.map_stmts(fs, None, k.body))
 
-    return dataclasses.replace(plan, kernels=tuple(rewrite(k) for k in plan.kernels))
+    return replace_kernels(plan, rewrite)
 
+
+PASS = Pass("unvirtualise", "a part or element per work-group/work-item, without a loop, where a constant "
+                            "count fits the launch", unvirtualise)

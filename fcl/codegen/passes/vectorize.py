@@ -54,69 +54,42 @@ import dataclasses
 
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.codegen.passes.simplify import _kernel as simplify_kernel
-from fcl.codegen.passes.unroll import Names, defines, rename
+from fcl.codegen.analysis.linear import ADDS, MAX_DEPTH, MULS, SUBS, KernelFacts
+from fcl.codegen.passes.base import Pass, replace_kernels
 
 Op = K.Op
 WIDTH = 4
 ELEMENTS = ("int", "float")          # 4-byte elements: int4, float4
-MAX_DEPTH = 24                       # Let definitions followed in one proof
-
-_ADD = (Op.ADD, Op.ADD_NW)
-_SUB = (Op.SUB, Op.SUB_NW)
-_MUL = (Op.MUL, Op.MUL_NW)
 
 
 def vectorize(plan: P.Plan) -> P.Plan:
     globals_ = {b.name: b for b in plan.buffers if b.space == "global"}
-    kernels = []
-    for k in plan.kernels:
-        facts = KernelFacts(plan, k, globals_)
-        body = _top(k.body, facts, Names(k))
-        facts = KernelFacts(plan, dataclasses.replace(k, body=body), globals_)
-        grouped = dataclasses.replace(k, body=_Grouper(facts).block(body))
-        # the element indexes that only the vector accesses used are dead now
-        kernels.append(simplify_kernel(grouped) if grouped != k else k)
-    return dataclasses.replace(plan, kernels=tuple(kernels))
+    return replace_kernels(plan, lambda k: _kernel(plan, k, globals_))
 
 
-class KernelFacts:
-    """What one kernel's code says about its names and buffers."""
+def _kernel(plan: P.Plan, k: K.Kernel, globals_: dict) -> K.Kernel:
+    facts = VectorFacts(plan, k, globals_)
+    body = _top(k.body, facts, K.Names(k))
+    facts = VectorFacts(plan, dataclasses.replace(k, body=body), globals_)
+    grouped = dataclasses.replace(k, body=_Grouper(facts).block(body))
+    # the element indexes that only the vector accesses used are dead now
+    return K.simplify_kernel(grouped) if grouped != k else k
+
+
+class VectorFacts(KernelFacts):
+    """KernelFacts, and what vectorising asks of them: which buffers are global with 4-byte
+    elements, and the residues of indexes mod WIDTH (the vector width)."""
 
     def __init__(self, plan: P.Plan, k: K.Kernel, globals_: dict):
+        super().__init__(k)
         self.plan = plan
-        self.k = k
         self.globals = globals_
-        self.lets: dict[str, K.Expr] = {}
-        self.loops: dict[str, K.For] = {}
-        self.assigned: set[str] = set()
-        self.written: set[str] = set()          # buffers the kernel stores to
-        for s in K.walk_stmts(k.body):
-            if isinstance(s, K.Let):
-                self.lets[s.var] = s.expr
-            elif isinstance(s, K.For):
-                self.loops[s.var] = s
-            elif isinstance(s, (K.DeclVar, K.Assign)):
-                self.assigned.add(s.var)
-            elif isinstance(s, (K.DeclPtr, K.SwapPtr)):
-                self.assigned.update(K.binds(s))
-            self.written |= K.accesses(s)[1]
 
     def vectorisable(self, buf: str, ty: str) -> bool:
         b = self.globals.get(buf)
         return b is not None and b.ty == ty and ty in ELEMENTS
 
-    def pure(self, e: K.Expr) -> bool:
-        """The value of e is fixed once its names are defined: no memory, no assigned name."""
-        return not e.buffers_read and self.assigned.isdisjoint(e.names)
-
-    def definition(self, e: K.Expr) -> K.Expr | None:
-        """The expression of the pure `Let` that e names (names are unique in a kernel)."""
-        if isinstance(e, K.Var) and e.name in self.lets and self.pure(self.lets[e.name]):
-            return self.lets[e.name]
-        return None
-
-    # ------------------------------------------------------------ congruences and linear forms
+    # ------------------------------------------------------------ congruences
 
     def residue(self, e: K.Expr, depth: int = 0) -> int | None:
         """e mod WIDTH when known (32-bit wrap-around keeps it: 2^32 is a multiple of 4)."""
@@ -143,46 +116,17 @@ class KernelFacts:
             r = self.residue(e.a, depth + 1)
             return 0 if shift >= 2 else (None if r is None else (r << shift) % WIDTH)
         a, b = self.residue(e.a, depth + 1), self.residue(e.b, depth + 1)
-        if e.op in _MUL and (a == 0 or b == 0):
+        if e.op in MULS and (a == 0 or b == 0):
             return 0
         if a is None or b is None:
             return None
-        if e.op in _ADD:
+        if e.op in ADDS:
             return (a + b) % WIDTH
-        if e.op in _SUB:
+        if e.op in SUBS:
             return (a - b) % WIDTH
-        if e.op in _MUL:
+        if e.op in MULS:
             return a * b % WIDTH
         return None
-
-    def linear(self, e: K.Expr, depth: int = 0) -> tuple[dict, int]:
-        """({term: coefficient}, constant) equal to e modulo 2^32, through pure `Let`s."""
-        if isinstance(e, K.Const):
-            return {}, e.value
-        d = self.definition(e)
-        if d is not None and depth < MAX_DEPTH:
-            return self.linear(d, depth + 1)
-        if isinstance(e, K.Bin) and e.op in _ADD + _SUB:
-            (ta, ca), (tb, cb) = self.linear(e.a, depth + 1), self.linear(e.b, depth + 1)
-            sign = 1 if e.op in _ADD else -1
-            terms = dict(ta)
-            for t, c in tb.items():
-                terms[t] = terms.get(t, 0) + sign * c
-                if terms[t] == 0:
-                    del terms[t]
-            return terms, ca + sign * cb
-        if isinstance(e, K.Bin) and (e.op in _MUL and (isinstance(e.a, K.Const) or isinstance(e.b, K.Const))
-                                     or e.op == Op.SHL and isinstance(e.b, K.Const)):
-            if e.op == Op.SHL:
-                k, x = 1 << (e.b.value & 31), e.a
-            else:
-                k, x = (e.a.value, e.b) if isinstance(e.a, K.Const) else (e.b.value, e.a)
-            terms, c = self.linear(x, depth + 1)
-            return {t: v * k for t, v in terms.items() if v * k}, c * k
-        if isinstance(e, K.Un) and e.op == Op.NEG:
-            terms, c = self.linear(e.a, depth + 1)
-            return {t: -v for t, v in terms.items()}, -c
-        return {e: 1}, 0
 
     def form_residue(self, terms: dict) -> int | None:
         """The terms' sum mod WIDTH, when known."""
@@ -228,7 +172,7 @@ class KernelFacts:
 
 # ---------------------------------------------------------------- strip-mining grid-stride loops
 
-def _top(stmts, facts: KernelFacts, names: Names) -> tuple:
+def _top(stmts, facts: VectorFacts, names: K.Names) -> tuple:
     """The kernel's top-level statements with their grid-stride loops strip-mined."""
     out = []
     for s in stmts:
@@ -239,7 +183,7 @@ def _top(stmts, facts: KernelFacts, names: Names) -> tuple:
     return tuple(out)
 
 
-def _independent(loop: K.For, block, facts: KernelFacts) -> bool:
+def _independent(loop: K.For, block, facts: VectorFacts) -> bool:
     """A grid-stride loop whose iterations cannot see each other, with an access at its
     counter to a global int/float buffer; the buffers it writes are not used elsewhere
     in its `block` (the kernel's body)."""
@@ -247,7 +191,7 @@ def _independent(loop: K.For, block, facts: KernelFacts) -> bool:
             and facts.pure(loop.stop)):
         return False
     i = K.Var("int", loop.var)
-    own = defines(loop.body)
+    own = K.defines(loop.body)
 
     def varying(e: K.Expr) -> bool:
         return bool(e.names & (own | {loop.var})) or not facts.pure(e)
@@ -273,7 +217,7 @@ def _independent(loop: K.For, block, facts: KernelFacts) -> bool:
     return useful and not stored & K.buffers_used(tuple(x for x in block if x is not loop))
 
 
-def _strip_mine(loop: K.For, facts: KernelFacts, names: Names) -> tuple:
+def _strip_mine(loop: K.For, facts: VectorFacts, names: K.Names) -> tuple:
     quarter = names.fresh(loop.var, "n4")
     stop4 = K.Var("int", quarter)
     j = names.fresh(loop.var, "v")
@@ -281,12 +225,12 @@ def _strip_mine(loop: K.For, facts: KernelFacts, names: Names) -> tuple:
     body = []
     for k in range(WIDTH):
         var = names.fresh(loop.var, f"v{k}")
-        table = {name: names.fresh(name, f"v{k}") for name in sorted(defines(loop.body))}
+        table = {name: names.fresh(name, f"v{k}") for name in sorted(K.defines(loop.body))}
         table[loop.var] = var
         # 4j + k <= 4 (stop / 4 - 1) + 3 < stop: no wrap-around
         at = K.Bin("int", Op.MUL_NW, K.cint(WIDTH), jv)
         body.append(K.Let(var, at if k == 0 else K.Bin("int", Op.ADD_NW, at, K.cint(k))))
-        body.extend(rename(loop.body, table))
+        body.extend(K.rename(loop.body, table))
     main = K.For(j, loop.start, stop4, loop.step, tuple(body))
     tail = dataclasses.replace(loop, start=K.add(K.mul(K.cint(WIDTH), stop4), loop.start))
     last = f"{K.format_expr(loop.stop)} % {WIDTH}"
@@ -318,18 +262,18 @@ def _touches(s: K.Stmt, buf: str) -> tuple[bool, bool]:
     return buf in reads, buf in writes
 
 
-def _writes_global(s: K.Stmt, facts: KernelFacts) -> bool:
+def _writes_global(s: K.Stmt, facts: VectorFacts) -> bool:
     return any(b in facts.globals for b in K.all_accesses((s,))[1])
 
 
-def _reads_written_global(s: K.Stmt, facts: KernelFacts) -> bool:
+def _reads_written_global(s: K.Stmt, facts: VectorFacts) -> bool:
     return any(b in facts.globals and b in facts.written for b in K.all_accesses((s,))[0])
 
 
 class _Grouper:
-    def __init__(self, facts: KernelFacts):
+    def __init__(self, facts: VectorFacts):
         self.facts = facts
-        self.names = Names(facts.k)
+        self.names = K.Names(facts.k)
 
     def block(self, stmts) -> tuple:
         out = []
@@ -474,3 +418,6 @@ class _Grouper:
             or K.contains_barrier((s,))
 
 
+PASS = Pass("vectorize", "int4/float4 loads and stores of global buffers: grid-stride loops of independent "
+                         "elements in runs of 4 a work-item (then the last n % 4), and 4 unchecked accesses "
+                         "a[4k] .. a[4k + 3] in straight-line code", vectorize)

@@ -1,0 +1,161 @@
+"""What the kernel IR says about memory: accesses, pointer classes, storage, run-time checks.
+
+`accesses` (and `all_accesses`, `buffers_used`) gives the buffers and pointer
+variables a statement reads and writes; `PointerClasses` puts the local
+buffers and the pointers of a `while` ping-pong that may denote the same
+memory in one class; `copies` and `footprint` say how much storage a buffer
+takes.  The bounds-buffer protocol: what a failing run-time check
+(`Checked`, `Fail`) records where (BOUNDS_WORDS, `record_failure`, on every
+device and in the interpreter), and `hoist_checks`, a host copy of an
+expression apart from its divisor checks.  Consumes nodes; builds on
+nodes.py, build.py and walk.py.  Not here: which names a statement defines
+(walk.binds), the wording of a failure (plan.failure_message).
+"""
+from __future__ import annotations
+
+from fcl.base.errors import CompilerBug
+from fcl.codegen.kir.build import binop, cint, plain_divisor
+from fcl.codegen.kir.nodes import (AtomicOr, Barrier, Bin, Buffer, Checked, DeclPtr, Expr, Fail, Kernel,
+                                   Select, Stmt, Store, SwapPtr, VLoad, VStore, _child_fields, _KIND_BIT,
+                                   stmt_exprs)
+from fcl.codegen.kir.walk import refold, walk_stmts
+
+
+def contains_barrier(stmts) -> bool:
+    return any(isinstance(s, Barrier) for s in walk_stmts(stmts))
+
+
+def accesses(s: Stmt) -> tuple[set[str], set[str]]:
+    """(names s itself reads, names it writes): buffers and pointer variables, not those of
+    its nested bodies.  A pointer's declaration reads the buffer it starts at; a bounds check
+    (`Checked`) reads its buffer."""
+    reads = set().union(*(e.buffers_read for e in stmt_exprs(s)))
+    writes = set()
+    if isinstance(s, (Store, AtomicOr, VStore)):
+        writes.add(s.buf)
+    elif isinstance(s, VLoad):
+        reads.add(s.buf)
+    elif isinstance(s, DeclPtr):
+        reads.add(s.init)
+    elif isinstance(s, Fail):       # like a `Checked`, an atomic record in the bounds buffer
+        reads.add(s.buf)
+    return reads, writes
+
+
+def all_accesses(stmts) -> tuple[set[str], set[str]]:
+    """(names read, names written) by `stmts` and everything nested in them."""
+    reads, writes = set(), set()
+    for s in walk_stmts(stmts):
+        r, w = accesses(s)
+        reads |= r
+        writes |= w
+    return reads, writes
+
+
+def buffers_used(stmts) -> set[str]:
+    """Names of buffers and pointer variables read or written in `stmts`."""
+    reads, writes = all_accesses(stmts)
+    return reads | writes
+
+
+class PointerClasses:
+    """A kernel's local buffers and the pointer variables of its `while` ping-pongs
+    (`DeclPtr`, `SwapPtr`) in classes of names that may denote the same memory: a
+    union-find over names (`find` gives a class's representative)."""
+
+    def __init__(self, k: Kernel):
+        self.parent = {b.name: b.name for b in k.locals_}
+        for s in walk_stmts(k.body):
+            if isinstance(s, DeclPtr):
+                self.union(s.var, s.init)
+            elif isinstance(s, SwapPtr):
+                self.union(s.a, s.b)
+
+    def find(self, x: str) -> str:
+        while self.parent.get(x, x) != x:
+            x = self.parent[x]
+        return x
+
+    def union(self, a: str, b: str):
+        ra, rb = self.find(a), self.find(b)
+        self.parent.setdefault(a, a)
+        self.parent.setdefault(b, b)
+        if ra != rb:
+            self.parent[ra] = rb
+
+
+# ---------------------------------------------------------------- storage
+
+def copies(b: Buffer, block_size: int, warp_size: int) -> int:
+    """How many copies of one size a local buffer holds: one, one per warp, or one per work-item."""
+    return {"": 1, "warp": max(1, block_size // warp_size), "thread": block_size}[b.per]
+
+
+def footprint(b: Buffer, elems: int) -> int:
+    """Elements of storage a buffer of `elems` logical elements (all copies) takes."""
+    return elems + (elems >> 5) + 1 if b.layout == "skew32" else elems
+
+
+# ---------------------------------------------------------------- run-time checks
+
+# What a bounds buffer (the plan's run-time checks) holds, BOUNDS_WORDS ints, zero when
+# allocated: the bits of the sites that failed (bit min(site, BOUNDS_BIT_CAP)), then the site
+# of the first failure recorded and up to CHECK_VALUES values it recorded (a `Checked`: the
+# index and the length; a `Fail`: its values), from which plan.failure_message words the error.
+CHECK_VALUES = 4
+BOUNDS_WORDS = 2 + CHECK_VALUES
+BOUNDS_BIT_CAP = 30
+
+
+class CheckFailed(Exception):
+    """A run-time check that failed while evaluating a host expression: its site and values."""
+
+    def __init__(self, site: int, *values: int):
+        super().__init__(site, *values)
+        self.site, self.values = site, values
+
+
+def record_failure(err, site: int, *values: int):
+    """What a failing check does to its bounds buffer `err` (a sequence of BOUNDS_WORDS
+    ints), on every device and in the interpreter: set the site's bit; the first failure
+    also records its site and values."""
+    if len(values) > CHECK_VALUES:
+        raise CompilerBug(f"a check records {len(values)} values, at most {CHECK_VALUES}")
+    old = int(err[0])
+    err[0] = old | (1 << min(site, BOUNDS_BIT_CAP))
+    if old == 0:
+        err[1] = site
+        for k, v in enumerate(values):
+            err[2 + k] = v
+
+
+def hoist_checks(e: Expr) -> tuple[Expr, list] | None:
+    """(e without its divisor checks, each as (the condition under which it fails, its
+    Checked)), for a host copy of e whose checks the kernel makes apart; None where e holds
+    another run-time check or one that only some of its evaluations reach (an arm of a
+    select, the right side of && and ||).  Same value: a checked divisor b is b (`a / 0` is
+    0 either way)."""
+    found = []
+
+    def strip(x: Expr) -> Expr:
+        d = plain_divisor(x)
+        if d is not x:
+            found.append((binop("eq", d, cint(0)), x.b))
+            return strip(d)
+        if isinstance(x, Checked):
+            raise _Unhoistable
+        if isinstance(x, Select) or isinstance(x, Bin) and x.op in ("and", "or"):
+            if x.kinds & _KIND_BIT[Checked]:
+                raise _Unhoistable
+            return x
+        children = {name: (strip(getattr(x, name)) if kind == "expr" else tuple(strip(c) for c in getattr(x, name)))
+                    for name, kind in _child_fields(type(x)) if kind != "block"}
+        return refold(x, **children) if children else x
+    try:
+        return strip(e), found
+    except _Unhoistable:
+        return None
+
+
+class _Unhoistable(Exception):
+    pass
