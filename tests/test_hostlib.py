@@ -15,7 +15,7 @@ from hypothesis import example, given, strategies as st
 import fcl
 from fcl.base import scalars
 from fcl.base.errors import ArgumentError, EvalError
-from fcl.base.hw import STORAGE_DTYPES
+from fcl.base.hw import skewed_elements, skewed_index, STORAGE_DTYPES
 from fcl.codegen import kir as K
 from fcl.codegen.plan import failure_message
 from fcl.runtime import hostlib as H
@@ -85,8 +85,8 @@ def test_printed_logical_operators_compute_as_the_host_evaluator(op, a, b):
 @given(st.integers(1, 1 << 20))
 def test_skew_holds_every_skewed_index(n):
     last = n - 1
-    assert H._skew(n) > last + (last >> 5)          # fcl_skew in the kernels: i + (i >> 5)
-    assert H._skew(n) == n + n // 32 + 1            # as plan.local_bytes counts it
+    assert H._skew(n) > skewed_index(last)           # fcl_skew in the kernels
+    assert H._skew(n) == skewed_elements(n)          # as the compiler counts it
 
 
 def test_np_types_are_the_storage_dtypes():

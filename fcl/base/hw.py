@@ -66,4 +66,18 @@ C_STORAGE = {ScalarType.INT: "int", ScalarType.FLOAT: "float", ScalarType.DOUBLE
              ScalarType.BOOL: "uchar"}
 STORAGE_BYTES = {t: dtype.itemsize for t, dtype in STORAGE_DTYPES.items()}   # an element of a buffer
 
+# The skewed layout of local buffers ("skew32"): element i lives at i + i/32, a spare word after
+# every 32 so that a lane stride of 32 falls in different banks.
+SKEW_SHIFT = 5
+
+
+def skewed_index(i: int) -> int:
+    """Where element `i` (non-negative) of a skewed buffer lives."""
+    return i + (i >> SKEW_SHIFT)
+
+
+def skewed_elements(n: int) -> int:
+    """The elements of storage a skewed buffer of `n` elements takes (one to spare)."""
+    return skewed_index(n) + 1
+
 DEFAULT_HW = {"#BlockSize": 256, "#WarpSize": 32, "#NumGroups": 4096}

@@ -52,10 +52,10 @@ def f32(x: float) -> np.float32:
 
 def kind_of(v) -> str | None:
     """The FCL base type of a scalar value ("int", "float", "double", "bool"), else None."""
-    return _KIND.get(type(v))
+    return KIND_OF_TYPE.get(type(v))
 
 
-_KIND = {int: "int", bool: "bool", float: "double", F32: "float"}
+KIND_OF_TYPE = {int: "int", bool: "bool", float: "double", F32: "float"}   # a value's Python type -> its FCL type
 
 
 # ---------------------------------------------------------------- int

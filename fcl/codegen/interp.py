@@ -21,7 +21,7 @@ import numpy as np
 
 from fcl.base import scalars as S
 from fcl.base.errors import CompilerBug
-from fcl.base.hw import STORAGE_DTYPES
+from fcl.base.hw import STORAGE_DTYPES, skewed_index
 from fcl.base.operators import COMPARISONS, OPERATORS
 from fcl.codegen import kir as K
 
@@ -269,5 +269,5 @@ class KernelRun:
         if e.fn in CONVERSIONS:
             return CONVERSIONS[e.fn](args[0])
         if e.fn == "skew":
-            return args[0] + (args[0] >> 5)
+            return skewed_index(args[0])
         return getattr(S, f"{e.ty}_{e.fn}")(*args)

@@ -14,6 +14,7 @@ is decided by the `map_hw` pass, so this module never sees a parallel loop.
 from __future__ import annotations
 
 from fcl.base.errors import CompilerBug
+from fcl.base.hw import C_STORAGE, SKEW_SHIFT
 from fcl.base.operators import OPERATORS
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
@@ -33,7 +34,7 @@ static inline int fcl_shl(int a, int b) {{ return (int)((uint)a << (b & 31)); }}
 static inline int fcl_shr(int a, int b) {{ return a >> (b & 31); }}
 static inline int fcl_abs(int a) {{ return a < 0 ? fcl_neg(a) : a; }}
 /* local memory layout: element i of a skewed buffer lives at i + i/32 (no bank conflicts) */
-static inline int fcl_skew(int i) {{ return i + (i >> 5); }}
+static inline int fcl_skew(int i) {{ return i + (i >> {skew_shift}); }}
 """
 
 FAIL = """\
@@ -69,7 +70,6 @@ INT_HELPERS = {"add": "fcl_add", "sub": "fcl_sub", "mul": "fcl_mul", "div": "fcl
 CONVERSIONS = {"i2d": "(double)({})", "f2d": "(double)({})", "d2i": "convert_int_sat_rtz({})",
                "f2i": "convert_int_sat_rtz({})", "i2f": "convert_float_rte({})",
                "d2f": "convert_float_rte({})", "b2i": "(({}) ? 1 : 0)"}
-STORAGE = {"int": "int", "float": "float", "double": "double", "bool": "uchar"}
 # operands that C compilers want parenthesised although precedence makes them right
 # (clang -Wshift-op-parentheses, -Wbitwise-op-parentheses, -Wlogical-op-parentheses):
 # `a + b >> 6`, `a & b | c`, `a && b || c` print as `(a + b) >> 6`, ...
@@ -122,7 +122,7 @@ class OpenCLRenderer:
     def prelude(self) -> str:
         text = self.source_text_all()
         fp64 = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable" if "double" in text else ""
-        out = PRELUDE.format(fp64=fp64)
+        out = PRELUDE.format(fp64=fp64, skew_shift=SKEW_SHIFT)
         for t in ("int", "float", "double"):
             if f"fcl_min_{t}" in text or f"fcl_max_{t}" in text:
                 out += MINMAX.format(t=t)
@@ -155,12 +155,12 @@ class OpenCLRenderer:
         for b in (self.buffers[name] for name in uses.buffers):
             qual = "const " if b.role == "input" else ""
             restrict = " restrict" if b.role == "input" or (b.name not in written and b.role != "bounds") else ""
-            out.append(f"{self.global_kw} {qual}{STORAGE[b.ty]}*{restrict} {b.name}  /* {self.describe(b)} */")
+            out.append(f"{self.global_kw} {qual}{C_STORAGE[b.ty]}*{restrict} {b.name}  /* {self.describe(b)} */")
         for p in (params[name] for name in uses.params):
             out.append(f"const {'int' if p.ty == 'bool' else p.ty} {p.name}")
         for b in k.locals_:
             if self.static_size(b) is None:      # (a size of 0 is static too)
-                out.append(f"{self.local_kw} {STORAGE[b.ty]}* {b.name}  /* {self.describe(b)}; size set by the host */")
+                out.append(f"{self.local_kw} {C_STORAGE[b.ty]}* {b.name}  /* {self.describe(b)}; size set by the host */")
         return out
 
     def describe(self, b: K.Buffer) -> str:
@@ -183,9 +183,9 @@ class OpenCLRenderer:
         for b in k.locals_:
             n = self.static_size(b)
             if n is not None:
-                lines.append(f"  {self.local_kw} {STORAGE[b.ty]} {b.name}[{max(n, 1)}];  /* {self.describe(b)} */")
+                lines.append(f"  {self.local_kw} {C_STORAGE[b.ty]} {b.name}[{max(n, 1)}];  /* {self.describe(b)} */")
         for b in k.privates:
-            lines.append(f"  {STORAGE[b.ty]} {b.name}[{max(b.size.value, 1)}];  /* {self.describe(b)} */")
+            lines.append(f"  {C_STORAGE[b.ty]} {b.name}[{max(b.size.value, 1)}];  /* {self.describe(b)} */")
         lines.extend(self.stmts(k.body, 1))
         return "\n".join(lines) + "\n"
 
@@ -233,9 +233,9 @@ class OpenCLRenderer:
             self.ptr_types[s.var] = s.ty
             self.ptr_spaces[s.var] = s.space
             space = self.local_kw if s.space == "local" else self.private_kw
-            return [f"{pad}{space} {STORAGE[s.ty]}* {s.var} = {s.init};"]
+            return [f"{pad}{space} {C_STORAGE[s.ty]}* {s.var} = {s.init};"]
         if isinstance(s, K.SwapPtr):
-            t = STORAGE[self.ptr_types[s.a]]
+            t = C_STORAGE[self.ptr_types[s.a]]
             space = self.local_kw if self.ptr_spaces[s.a] == "local" else self.private_kw
             return [f"{pad}{{ {space} {t}* tmp = {s.a}; {s.a} = {s.b}; {s.b} = tmp; }}"]
         raise CompilerBug(f"cannot render {type(s).__name__} (the map_hw pass has not run?)")

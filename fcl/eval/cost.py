@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from fcl.base.hw import LEVEL_KEYWORDS, Space
 
-LEVELS = LEVEL_KEYWORDS
 SPACES = tuple(Space)
 GLOBAL, LOCAL, PRIVATE = SPACES
 # force at thread -> private, warp/block -> local, grid -> global (language.md section 7)
@@ -49,7 +48,7 @@ class CostReport:
 
     def __init__(self, counters: Counters, span: list[int]):
         self.rows: dict[str, dict[str, int]] = {}
-        for lv, name in enumerate(LEVELS):
+        for lv, name in enumerate(LEVEL_KEYWORDS):
             row = {"work": counters.work[lv], "span": span[lv]}
             for s in SPACES:
                 row[f"{s}_reads"] = counters.reads[s][lv]
@@ -58,8 +57,8 @@ class CostReport:
             self.rows[name] = row
         self.total = {key: sum(r[key] for r in self.rows.values()) for key, _ in _COLUMNS}
         self.kernels = counters.barriers[3] + 1
-        self.forces = dict(zip(LEVELS, counters.forces))
-        self.while_iterations = dict(zip(LEVELS, counters.while_iterations))
+        self.forces = dict(zip(LEVEL_KEYWORDS, counters.forces))
+        self.while_iterations = dict(zip(LEVEL_KEYWORDS, counters.while_iterations))
 
     def __getitem__(self, level: str) -> dict[str, int]:
         return self.rows[level]
@@ -72,7 +71,7 @@ class CostReport:
     def format(self) -> str:
         """A table: one row per level and a total row, then kernels and forces."""
         heads = ["level"] + [h for _, h in _COLUMNS]
-        body = [[name] + [str(self.rows[name][k]) for k, _ in _COLUMNS] for name in LEVELS]
+        body = [[name] + [str(self.rows[name][k]) for k, _ in _COLUMNS] for name in LEVEL_KEYWORDS]
         body.append(["total"] + [str(self.total[k]) for k, _ in _COLUMNS])
         widths = [max(len(r[i]) for r in [heads] + body) for i in range(len(heads))]
 

@@ -39,15 +39,15 @@ are an error.
 from __future__ import annotations
 
 from fcl.base.errors import ArgumentError, EvalError
-from fcl.base.hw import DEFAULT_HW
+from fcl.base.hw import DEFAULT_HW, LEVEL_KEYWORDS
 from fcl.eval.cost import CostReport, Counters, GLOBAL, SPACE_OF_LEVEL
-from fcl.eval.values import (Buffer, ConcatDelay, InterleaveDelay, LEVEL_NAMES, MapPush, Pull, Push,
+from fcl.eval.values import (Buffer, ConcatDelay, InterleaveDelay, MapPush, Pull, Push,
                              PushOf, SeqConcatPush, SeqForPush, ZipWithPush, describe)
 
 
 def _lname(level: int) -> str:
     """A level's name (0 thread .. 3 grid)."""
-    return LEVEL_NAMES[level]
+    return LEVEL_KEYWORDS[level]
 
 
 class Machine:

@@ -24,12 +24,9 @@ from __future__ import annotations
 import numpy as np
 
 from fcl.base.errors import ArgumentError, EvalError
-from fcl.base.hw import LEVEL_KEYWORDS
-from fcl.base.scalars import F32, INT_MAX, INT_MIN
+from fcl.base.hw import VALUE_DTYPES
+from fcl.base.scalars import F32, INT_MAX, INT_MIN, KIND_OF_TYPE
 from fcl.eval.cost import GLOBAL
-
-LEVEL_NAMES = LEVEL_KEYWORDS
-
 
 class EmptyArray:
     """The literal `[]`: an array of length 0 whose element type is not known yet."""
@@ -307,7 +304,7 @@ def _check_homogeneous(elems: list, where: str) -> None:
 
 # ---------------------------------------------------------------- FCL -> Python
 
-_RESULT_DTYPE = {int: np.int32, bool: np.bool_, float: np.float64, F32: np.float32}
+_RESULT_DTYPE = {py: VALUE_DTYPES[kind] for py, kind in KIND_OF_TYPE.items()}
 
 
 def to_python(v, machine, span=None):

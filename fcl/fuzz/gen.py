@@ -67,7 +67,8 @@ import random
 import re
 from dataclasses import dataclass, field
 
-from fcl.fuzz.gen_base import BLOCK, GRID, LEVELS, THREAD, WARP
+from fcl.base.hw import LEVEL_KEYWORDS
+from fcl.fuzz.gen_base import BLOCK, GRID, THREAD, WARP
 from fcl.fuzz.gen_pull import PullGen
 from fcl.fuzz.gen_push import PushGen
 from fcl.fuzz.gen_scalars import ScalarGen
@@ -116,7 +117,7 @@ class Gen(ScalarGen, PullGen, PushGen):
             elif kind == "force":
                 level = self.r.choice([GRID, GRID, BLOCK, WARP, THREAD])
                 value, t = f"force {self.atom(self.push(env, 'int', depth - 1, GRID, True, level))}", "[int]"
-                self.features.add(f"force {LEVELS[level]}")
+                self.features.add(f"force {LEVEL_KEYWORDS[level]}")
             elif kind == "while":
                 value, t = self.while_(env, "int", depth - 1, GRID, True), "[int]"
             elif kind == "pull":

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import random
 
-from fcl.base.hw import LEVEL_KEYWORDS
-
 THREAD, WARP, BLOCK, GRID = 0, 1, 2, 3
-LEVELS = LEVEL_KEYWORDS
 
 
 class GenBase:

@@ -10,7 +10,8 @@ the other parts' through `self`.
 """
 from __future__ import annotations
 
-from fcl.fuzz.gen_base import LEVELS, THREAD, WARP, GenBase
+from fcl.base.hw import LEVEL_KEYWORDS
+from fcl.fuzz.gen_base import THREAD, WARP, GenBase
 
 
 class PullGen(GenBase):
@@ -95,7 +96,7 @@ class PullGen(GenBase):
             level = self.level_upto(lvl, top)
             value = f"force {self.atom(self.push(env, 'int', depth, lvl, top, level))}"
             kind = "[int]"
-            self.features.add(f"force {LEVELS[level]}")
+            self.features.add(f"force {LEVEL_KEYWORDS[level]}")
         elif kind.startswith("["):
             value = self.pull(env, "int", depth, lvl, top)
         else:
@@ -119,8 +120,8 @@ class PullGen(GenBase):
         level = self.level_upto(lvl, top) if lvl > THREAD else THREAD
         a, i, x = self.fresh("a"), self.fresh("i"), self.fresh("x")
         init = self.pull(env, "int", depth, lvl, top)
-        self.features.add(f"while {LEVELS[level]}")
-        L = LEVELS[level]
+        self.features.add(f"while {LEVEL_KEYWORDS[level]}")
+        L = LEVEL_KEYWORDS[level]
         form = self.r.random() if form is None else form
         self.ids.add(i)
         # the step's index in arithmetic that goes negative (never zero divisors: the

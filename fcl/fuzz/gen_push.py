@@ -12,7 +12,8 @@ the other parts' through `self`.
 """
 from __future__ import annotations
 
-from fcl.fuzz.gen_base import BLOCK, LEVELS, THREAD, WARP, GenBase
+from fcl.base.hw import LEVEL_KEYWORDS
+from fcl.fuzz.gen_base import BLOCK, THREAD, WARP, GenBase
 
 
 class PushGen(GenBase):
@@ -21,12 +22,12 @@ class PushGen(GenBase):
     def push(self, env, ty, depth, lvl, top, level) -> str:
         """A push array of `level` built by code at level `lvl` (>= level)."""
         if not self.spend(depth):
-            return f"push <{LEVELS[level]}> {self.atom(self.pull(env, ty, 0, lvl, top))}"
+            return f"push <{LEVEL_KEYWORDS[level]}> {self.atom(self.pull(env, ty, 0, lvl, top))}"
         d = depth - 1
         q = lambda: self.push(env, ty, d, lvl, False, level)  # noqa: E731
         options = [
-            (3, lambda: f"push <{LEVELS[level]}> {self.atom(self.pull(env, ty, d, lvl, top))}"),
-            (0.5, lambda: f"{self.helper('pushAt')} <{LEVELS[level]}> {self.atom(self.pull(env, ty, d, lvl, top))}"),
+            (3, lambda: f"push <{LEVEL_KEYWORDS[level]}> {self.atom(self.pull(env, ty, d, lvl, top))}"),
+            (0.5, lambda: f"{self.helper('pushAt')} <{LEVEL_KEYWORDS[level]}> {self.atom(self.pull(env, ty, d, lvl, top))}"),
             (4 if level > THREAD else 0, lambda: self.parts(env, ty, d, lvl, top, level)),
             (1, lambda: f"mapPush (fn {(x := self.fresh('x'))} => "
                         f"{self.scalar({**env, x: 'int'}, ty, d, THREAD)}) "
@@ -47,11 +48,11 @@ class PushGen(GenBase):
         src, p = self.fresh("src"), self.fresh("p")
         arr = self.pull(env, ty, depth, lvl, top)
         if self.r.random() < 0.08:      # empty parts: no elements, but as many parts as src has
-            self.features.add(f"empty parts {LEVELS[level]}")
+            self.features.add(f"empty parts {LEVEL_KEYWORDS[level]}")
             if ty == "int" and self.r.random() < 0.6:   # as many as only the device knows
                 arr = self.while_(env, ty, depth, lvl, top, form=0.0)
             return (f"(let {src} = {arr} in concat 0 "
-                    f"(mapPull (fn {p} => push <{LEVELS[level - 1]}> (take 0 {p})) (splitUp {m} {src})))")
+                    f"(mapPull (fn {p} => push <{LEVEL_KEYWORDS[level - 1]}> (take 0 {p})) (splitUp {m} {src})))")
         interleaved = self.r.random() < 0.3
         comb = self.combiner("interleave", "weave", level) if interleaved else self.combiner("concat", "place", level)
         penv = {**env, p: f"[{ty}]"}
@@ -62,11 +63,11 @@ class PushGen(GenBase):
             part = self.subparts(penv, ty, depth, level - 1, p, m, [k for k in (1, 2, 4, 8) if m % k == 0 and k < m])
         else:
             part = self.part(penv, ty, depth, level - 1, p, m)
-        self.features.add(f"concat {LEVELS[level]}")
+        self.features.add(f"concat {LEVEL_KEYWORDS[level]}")
         if not interleaved:
             return f"(let {src} = {arr} in {comb} {m} (mapPull (fn {p} => {part}) (splitUp {m} {src})))"
         ij = self.fresh("ij")
-        self.features.add(f"interleave {LEVELS[level]}")
+        self.features.add(f"interleave {LEVEL_KEYWORDS[level]}")
         weave = comb
         if weave.startswith("weave") and self.r.random() < 0.9:
             return (f"(let {src} = {arr} in {weave} {m} "
@@ -84,14 +85,14 @@ class PushGen(GenBase):
         """`concat` (`interleave`), or the helper with a level parameter that is it,
         applied at the parts' level: `place <warp>`, `place <block>`."""
         if helper in self.helpers and self.r.random() < 0.7 or self.r.random() < 0.2:
-            return f"{self.helper(helper)} <{LEVELS[level - 1]}>"
+            return f"{self.helper(helper)} <{LEVEL_KEYWORDS[level - 1]}>"
         return prim
 
     def bad_part(self, env, ty, depth, level, p, m) -> str:
         """A part whose length is not the part length m: statically (one more or one
         less) or by the data; the evaluator reports it, the compiled program must too."""
         self.features.add("bad part length")
-        L, i = LEVELS[level], self.fresh("i")
+        L, i = LEVEL_KEYWORDS[level], self.fresh("i")
         kind = self.r.random()
         if kind < 0.4:
             n = self.r.choice([m + 1, m + 5] + ([m - 1] if m > 1 else []))
@@ -104,11 +105,11 @@ class PushGen(GenBase):
     def part(self, env, ty, depth, level, p, m) -> str:
         """A `level` push array of exactly m elements, from part `p` (m elements)."""
         if not self.spend(depth):
-            return f"push <{LEVELS[level]}> {p}"
+            return f"push <{LEVEL_KEYWORDS[level]}> {p}"
         d = depth - 1
         divisors = [k for k in (1, 2, 3, 4, 8) if m % k == 0 and k < m]
         options = [
-            (3, lambda: f"push <{LEVELS[level]}> {self.atom(self.same_length(env, ty, d, level, p, m))}"),
+            (3, lambda: f"push <{LEVEL_KEYWORDS[level]}> {self.atom(self.same_length(env, ty, d, level, p, m))}"),
             (2 if level > THREAD and divisors else 0, lambda: self.subparts(env, ty, d, level, p, m, divisors)),
             (2, lambda: self.part_let(env, ty, d, level, p, m)),
             (1, lambda: f"mapPush (fn {(x := self.fresh('x'))} => "
@@ -120,11 +121,11 @@ class PushGen(GenBase):
             (4 if level in (WARP, BLOCK) and m > 1 else 0, lambda: self.force_read_back(env, ty, d, level, p, m)),
             (2, lambda: self.seq_part(env, ty, d, level, p, m)),
             (1 if level == THREAD else 0, lambda: self.seqfor(env, ty, d, level, str(m), p)),
-            (0.7, lambda: f"{self.helper('pushAt')} <{LEVELS[level]}> "
+            (0.7, lambda: f"{self.helper('pushAt')} <{LEVEL_KEYWORDS[level]}> "
                           f"{self.atom(self.same_length(env, ty, d, level, p, m))}"),
             (0.7 if ty == "int" else 0,
              lambda: f"zipWithPush (fn {(x := self.fresh('x'))} => fn {(y := self.fresh('y'))} => "
-                     f"{x} {self.r.choice(['+', '-', '^'])} {y}) {p} ({self.helper('ramp')} <{LEVELS[level]}> {m})"),
+                     f"{x} {self.r.choice(['+', '-', '^'])} {y}) {p} ({self.helper('ramp')} <{LEVEL_KEYWORDS[level]}> {m})"),
         ]
         return self.pick(options)
 
@@ -141,7 +142,7 @@ class PushGen(GenBase):
         op = self.r.choice(["+", "-"]) if ty == "double" else self.r.choice(["+", "-", "^"])
         nxt = f"{s} {op} index {q} {self.r.randint(0, m2 - 1)}"
         init = self.scalar(env, ty, depth, level)
-        self.features.add(f"seqConcat {LEVELS[level]}")
+        self.features.add(f"seqConcat {LEVEL_KEYWORDS[level]}")
         return (f"seqConcat {m2} {m // m2} {self.atom(init)} (fn {s} => fn {i} => "
                 f"let {q} = generate {m2} (fn {j} => index {p} ({i} * {m2} + {j})) in ({nxt}, {part}))")
 
@@ -165,7 +166,7 @@ class PushGen(GenBase):
         element is read by other work-items than its writer: a missing barrier or slices
         that overlap change the result."""
         f, i = self.fresh("f"), self.fresh("i")
-        L = LEVELS[level]
+        L = LEVEL_KEYWORDS[level]
         value = self.same_length(env, ty, depth, level, p, m)
         if self.r.random() < 0.3:
             value = f"generate {m} ({self.id_fn(env, ty, depth, 'i', 0.4)})"
@@ -202,7 +203,7 @@ class PushGen(GenBase):
         v = self.fresh("v")
         if self.r.random() < 0.7:
             at = self.r.randint(0, level)
-            self.features.add(f"force {LEVELS[at]} in part")
+            self.features.add(f"force {LEVEL_KEYWORDS[at]} in part")
             value = f"force {self.atom(self.push(env, 'int', depth, level, False, at))}"
             kind = "[int]"
         elif self.r.random() < 0.5:
@@ -217,7 +218,7 @@ class PushGen(GenBase):
         m2 = self.r.choice(divisors)
         q = self.fresh("p")
         inner = self.part({**env, q: f"[{ty}]"}, ty, depth, level - 1, q, m2)
-        self.features.add(f"concat {LEVELS[level]}")
+        self.features.add(f"concat {LEVEL_KEYWORDS[level]}")
         src = self.atom(self.same_length(env, ty, depth, level, p, m))
         return f"{self.combiner('concat', 'place', level)} {m2} (mapPull (fn {q} => {inner}) (splitUp {m2} {src}))"
 
@@ -239,12 +240,12 @@ class PushGen(GenBase):
             (1, lambda: f"(if {self.bool_(env, d, lvl)} then {self.same_length(env, ty, d, lvl, p, m)} "
                         f"else {self.same_length(env, ty, d, lvl, p, m)})"),
             (1, lambda: f"force {self.atom(self.part_push(env, ty, d, lvl, p, m))}"),
-            (0.4, lambda: f"{self.helper('forceAt')} <{LEVELS[self.r.randint(0, lvl)]}> "
+            (0.4, lambda: f"{self.helper('forceAt')} <{LEVEL_KEYWORDS[self.r.randint(0, lvl)]}> "
                           f"{self.atom(self.same_length(env, ty, d, lvl, p, m))}"),
         ]
         return self.pick(options)
 
     def part_push(self, env, ty, depth, lvl, p, m) -> str:
         level = self.r.randint(0, lvl)
-        self.features.add(f"force {LEVELS[level]} in part")
+        self.features.add(f"force {LEVEL_KEYWORDS[level]} in part")
         return self.part(env, ty, depth, level, p, m)

@@ -39,7 +39,6 @@ HW = {"#BlockSize": 64, "#WarpSize": 32, "#NumGroups": 8}
 BOUNDARY_INTS = (0, 1, -1, 2147483647, -2147483648, 65536)
 OPS = ("+", "-", "*", "/", "%", "div", "mod", "<", "<=", "==", "!=", "&&", "||", "&", "|", "^",
        "<<", ">>", "|>", ".")
-LEVELS = LEVEL_KEYWORDS
 TOKEN = re.compile(r"--[^\n]*|\(\*|\*\)|\d+(?:\.\d+)?(?:e-?\d+)?f?|[A-Za-z_#'][\w']*|=>|->|<=|>=|==|!=|&&|\|\||\|>|<<|>>|\S")
 
 
@@ -62,7 +61,7 @@ def ast_mutant(program: A.Program, rng: random.Random, last: bool = False) -> A.
     elif kind == 3 and isinstance(node, A.BinOp):
         new = dataclasses.replace(node, op=rng.choice(OPS))
     elif kind == 4 and isinstance(node, A.LevelApp):
-        new = dataclasses.replace(node, level=A.LNamed(rng.choice(LEVELS)))
+        new = dataclasses.replace(node, level=A.LNamed(rng.choice(LEVEL_KEYWORDS)))
     elif kind == 5 and isinstance(node, A.App) and isinstance(node.fn, A.App):
         new = A.App(A.App(node.fn.fn, node.arg), node.fn.arg)        # swap two arguments
     elif kind == 6 and isinstance(node, A.Let):

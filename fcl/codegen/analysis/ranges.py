@@ -21,6 +21,7 @@ from fractions import Fraction
 from typing import Callable
 
 from fcl.base import scalars as S
+from fcl.base.hw import skewed_index
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 
@@ -517,7 +518,7 @@ class Ranges:
             return BOOL
         if e.fn == "skew":
             a = self.of(e.args[0])
-            return fit(a.lo + (a.lo >> 5), a.hi + (a.hi >> 5)) if a.nonneg() else FULL
+            return fit(skewed_index(a.lo), skewed_index(a.hi)) if a.nonneg() else FULL
         return FULL
 
 

@@ -12,6 +12,7 @@ a rewrite (walk.refold), checks as host facts (facts.hoist_checks).
 from __future__ import annotations
 
 from fcl.base import scalars
+from fcl.base.operators import COMPARISONS, OPERATORS
 from fcl.codegen.kir.nodes import (_KIND_BIT, GENERAL_OP, Bin, Call, Checked, Const, Expr, Op, Select, Un,
                                    _member)
 
@@ -28,21 +29,12 @@ def is_const(e: Expr, value=None) -> bool:
     return isinstance(e, Const) and (value is None or e.value == value)
 
 
-_FOLD_INT = {
-    "add": lambda a, b: scalars.wrap(a + b),
-    "sub": lambda a, b: scalars.wrap(a - b),
-    "mul": lambda a, b: scalars.wrap(a * b),
-    "band": lambda a, b: a & b,
-    "bor": lambda a, b: a | b,
-    "bxor": lambda a, b: a ^ b,
-    "shl": lambda a, b: scalars.int_shl(a, b),
-    "shr": lambda a, b: scalars.int_shr(a, b),
-    "min": min,
-    "max": max,
-}
-_FOLD_CMP = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
-             "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b}
-COMPARISONS = frozenset(_FOLD_CMP)
+# what folding computes on int constants: fcl.base.operators's semantics (no `/` or `%`: their
+# folding minds the divisor, below), and the int calls `min` and `max`
+_FOLD_INT = {**{name: op.on_ints for name, op in OPERATORS.items()
+                if op.kind == "bits" or name in ("add", "sub", "mul")},
+             "min": min, "max": max}
+_FOLD_CMP = {name: OPERATORS[name].on_ints for name in COMPARISONS}
 
 
 def binop(op: str, a: Expr, b: Expr) -> Expr:

@@ -14,6 +14,7 @@ nodes.py, build.py and walk.py.  Not here: which names a statement defines
 from __future__ import annotations
 
 from fcl.base.errors import CompilerBug
+from fcl.base.hw import skewed_elements
 from fcl.codegen.kir.build import binop, cint, plain_divisor
 from fcl.codegen.kir.nodes import (AtomicOr, Barrier, Bin, Buffer, Checked, DeclPtr, Expr, Fail, Kernel,
                                    Select, Stmt, Store, SwapPtr, VLoad, VStore, _child_fields, _KIND_BIT,
@@ -93,7 +94,7 @@ def copies(b: Buffer, block_size: int, warp_size: int) -> int:
 
 def footprint(b: Buffer, elems: int) -> int:
     """Elements of storage a buffer of `elems` logical elements (all copies) takes."""
-    return elems + (elems >> 5) + 1 if b.layout == "skew32" else elems
+    return skewed_elements(elems) if b.layout == "skew32" else elems
 
 
 # ---------------------------------------------------------------- run-time checks

@@ -34,7 +34,6 @@ from fcl.base.hw import Level, Name, ScalarType, Space
 from fcl.codegen.kir.memo import _fields_state, _keep_hash, node_property
 
 
-LEVELS = tuple(Level)      # LEVELS[depth] is the Level of that depth
 
 
 # ---------------------------------------------------------------- operators and hardware ids

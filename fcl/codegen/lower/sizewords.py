@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 
 from fcl.base.errors import CompileError
+from fcl.base.operators import OPERATORS
 from fcl.codegen import kir as K
 from fcl.codegen.lower.builder import HOST_CALLS
-from fcl.codegen.lower.values import BINOPS
 
 
-FCL_OPS = {op: text for text, op in reversed(BINOPS.items())}   # kernel-IR operator -> FCL's (`/`)
+FCL_OPS = {name: op.fcl[0] for name, op in OPERATORS.items()}   # kernel-IR operator -> FCL's (`/`)
 
 # fresh-name prefixes of the lowering -> what such a variable holds
 KERNEL_VALUES = {"part": "the index of the part (chunk) a work-group builds",

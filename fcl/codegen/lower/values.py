@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from fcl.base.errors import CompileError, CompilerBug, Span
+from fcl.base.operators import BY_SPELLING
 from fcl.codegen import kir as K
 from fcl.syntax import ast as A
 
@@ -73,9 +74,7 @@ class PolyLet:
 
 
 # the program's binary operators as kernel-IR operators (`&&` and `||` when they decide nothing)
-BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "div": "div", "%": "mod", "mod": "mod",
-          "<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne", "&&": "and",
-          "||": "or", "&": "band", "|": "bor", "^": "bxor", "<<": "shl", ">>": "shr"}
+BINOPS = {spelling: op.name for spelling, op in BY_SPELLING.items()}
 
 
 def with_span(v: SVal, span) -> SVal:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from fcl.base.hw import STORAGE_BYTES
+from fcl.base.hw import SKEW_SHIFT, STORAGE_BYTES
 from fcl.base.operators import OPERATORS
 from fcl.codegen import kir as K
 from fcl.codegen.plan.args import ArrayArg, NestedArg, PairArg, ScalarArg, ZipArg
@@ -59,7 +59,7 @@ def local_bytes(plan: Plan, k) -> "K.Expr":
     for b in k.locals_:
         n = K.binop("mul", K.cint(K.copies(b, plan.block_size, plan.warp_size)), b.size)
         if b.layout == "skew32":
-            n = K.binop("add", K.binop("add", n, K.binop("div", n, K.cint(32))), K.cint(1))
+            n = K.binop("add", K.binop("add", n, K.binop("div", n, K.cint(1 << SKEW_SHIFT))), K.cint(1))
         total = K.binop("add", total, K.binop("mul", K.cint(STORAGE_BYTES[b.ty]), n))
     return total
 
