@@ -15,9 +15,9 @@ process's first OpenCL call, so import fcl before using pyopencl.
 from fcl.runtime.platforms import register_intel_cpu_runtime as _register_intel
 _register_intel()
 from fcl.api.program import Kernel, Program, load, load_file
-from fcl.base.errors import (ArgumentError, CompileError, CompilerBug, EvalError, FCLError,
-                        ParseError, TypeCheckError)
+from fcl.base.errors import (ArgumentError, CompileError, CompilerBug, CompilerLimitation, EvalError,
+                             FCLError, ParseError, TypeCheckError)
 from fcl.base.resources import prelude_path
 
 __all__ = ["load", "load_file", "Program", "Kernel", "prelude_path", "FCLError", "ParseError",
-           "TypeCheckError", "EvalError", "CompileError", "ArgumentError", "CompilerBug"]
+           "TypeCheckError", "EvalError", "CompileError", "CompilerLimitation", "ArgumentError", "CompilerBug"]

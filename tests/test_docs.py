@@ -4,7 +4,9 @@ Every primitive (fcl.types.builtins) and every prelude declaration has a row
 `| `name` | `type` | meaning |` in docs/language.md, and the type written there
 is exactly the scheme `fclc check` prints.  docs/compiler.md's pass table is
 `fcl.codegen.passes.PIPELINE`, in its order (`--update-golden` rewrites it).
-README.md's Layout names every module of `fcl/`, and no module that is gone.
+docs/compiler.md's Layout names every module of `fcl/`, and no module that is gone;
+its list of what the compiler does not do yet is `fcl.base.errors.LIMITATIONS`, and
+the code raises each of them.
 """
 import re
 from pathlib import Path
@@ -96,9 +98,9 @@ def test_compiler_doc_lists_the_passes_in_pipeline_order(update_golden):
 
 
 def layout_modules() -> set[str]:
-    """The modules README.md's Layout block names: a line that starts with `fcl/d/` or `fcl/d/x.py`
+    """The modules docs/compiler.md's Layout block names: a line that starts with `fcl/d/` or `fcl/d/x.py`
     (and the lines indented below it) names `fcl/d/` + every `y.py` it holds."""
-    block = README.read_text().split("## Layout", 1)[1].split("```", 2)[1]
+    block = COMPILER.read_text().split("## Layout", 1)[1].split("```", 2)[1]
     named, folder = set(), None
     for line in block.splitlines():
         if line.strip() and not line[0].isspace():
@@ -109,10 +111,24 @@ def layout_modules() -> set[str]:
     return named
 
 
-def test_readme_layout_names_every_module():
+def test_layout_names_every_module():
     modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "fcl").rglob("*.py")}
     named = layout_modules()
     optional = {m for m in modules if m.endswith("/__init__.py") and m != "fcl/__init__.py"}
-    assert not named - modules, f"README.md's Layout names modules that do not exist: {sorted(named - modules)}"
+    assert not named - modules, f"docs/compiler.md's Layout names modules that do not exist: {sorted(named - modules)}"
     missing = modules - optional - named
-    assert not missing, f"README.md's Layout leaves out: {sorted(missing)}"
+    assert not missing, f"docs/compiler.md's Layout leaves out: {sorted(missing)}"
+
+
+def test_compiler_doc_lists_every_limitation():
+    from fcl.base.errors import LIMITATIONS
+    section = COMPILER.read_text().split("## What the compiler does not do yet", 1)[1].split("\n## ", 1)[0]
+    listed = dict(re.findall(r"^- `([a-z-]+)`: (.+)$", section, re.M))
+    assert listed == LIMITATIONS, "docs/compiler.md's list is not fcl.base.errors.LIMITATIONS"
+
+
+def test_the_compiler_raises_every_limitation():
+    from fcl.base.errors import LIMITATIONS
+    code = "\n".join(p.read_text() for p in (ROOT / "fcl").rglob("*.py"))
+    raised = set(re.findall(r"(?:CompilerLimitation|limitation)\(\s*\"([a-z-]+)\"", code))
+    assert raised == set(LIMITATIONS), (sorted(set(LIMITATIONS) - raised), sorted(raised - set(LIMITATIONS)))

@@ -120,3 +120,18 @@ def test_emitted_module_names_profiles_and_device_arrays(tmp_path):
     with pytest.raises(RuntimeError, match="no OpenCL device matching 'no-such-device'"):
         mod.Kernels(device="no-such-device")
     sys.modules.pop("kmod", None)
+
+
+@pytest.mark.parametrize("source, what", [
+    # the length of `take` comes from the array's contents
+    ("fun kernel arr = push <grid> (take (index arr 0) arr)\n", "device-length"),
+    # a grid-level force inside the per-element work of a grid-level push
+    ("fun kernel arr = push <grid> (generate 4 (fn i => index (force (push <grid> arr)) i))\n",
+     "grid-nesting"),
+])
+def test_what_the_compiler_cannot_do_yet_is_a_located_limitation(source, what):
+    prog = fcl.load(source)
+    with pytest.raises(fcl.CompilerLimitation) as err:
+        prog.compile("kernel").opencl_source
+    assert err.value.what == what and err.value.span is not None
+    assert isinstance(err.value, fcl.CompileError)

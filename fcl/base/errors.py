@@ -172,6 +172,42 @@ class CompileError(FCLError):
     """The program cannot be compiled or launched as asked (e.g. too much local memory)."""
 
 
+# What the compiler cannot do yet: each a located error, never a wrong result (the evaluator
+# runs these programs).  docs/compiler.md lists them from this table (tests/test_docs.py).
+LIMITATIONS = {
+    "device-length": "an array whose length the host cannot compute from the arguments (it "
+                     "depends on array contents); a `while` whose condition reads only the "
+                     "length runs on the host, so its final length is known",
+    "force-placement": "a block- or warp-level `force` inside the per-element work of a warp- or "
+                       "grid-level push, one that depends on the element, or one under a "
+                       "condition that differs between the work-items of the block",
+    "grid-nesting": "a grid-level `force`, `while` or `power` below the top level of a kernel "
+                    "(inside a part of a concat or per-element work), `seqConcat` over "
+                    "grid-level parts, and a local array used after a grid-level `force`",
+    "host-step-count": "a warp-level `power` or `seqConcat`, or a grid-level `power`, whose step "
+                       "count depends on array contents",
+    "warp-branch": "an `if` whose condition differs between the warps of a block around code "
+                   "that synchronises the whole block inside a loop",
+    "kernel-interface": "entry arguments nested deeper than arrays of pairs and regular arrays of "
+                        "arrays (pass them flat and split them with `splitUp`), results other "
+                        "than push arrays, pull arrays of scalars and scalars",
+    "element-types": "push arrays of pairs, and loop states other than scalars and pairs of "
+                     "scalars",
+}
+
+
+class CompilerLimitation(CompileError):
+    """A program the evaluator runs but the compiler cannot compile yet.  `what` names its
+    entry in LIMITATIONS."""
+
+    def __init__(self, what: str, message: str, span: Span | None = None,
+                 notes: list[str] | None = None, related: list[tuple[str, Span]] | None = None):
+        if what not in LIMITATIONS:
+            raise CompilerBug(f"no compiler limitation is called {what!r}")
+        super().__init__(message, span, notes, related)
+        self.what = what
+
+
 class ArgumentError(FCLError):
     """A bad argument to an entry point: wrong count, type, shape or value."""
 

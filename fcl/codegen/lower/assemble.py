@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from fcl.base.errors import CompileError, CompilerBug, Span
+from fcl.base.errors import CompilerBug, CompilerLimitation, Span
 from fcl.base.hw import Level
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
@@ -131,6 +131,6 @@ def check_local_scope(b: Builder, kernels):
         for used in K.buffers_used(k.body):
             rec = b.bufs.get(pointers.get(used, used)) if used not in own else None
             if rec is not None and rec.name not in own and rec.space != "global":
-                raise CompileError(
+                raise CompilerLimitation("grid-nesting",
                     f"the {rec.space} array from the {rec.origin} is used after a grid-level force "
                     f"(a kernel boundary) and would be lost; force it at grid level instead", rec.span)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
-from fcl.base.errors import CompileError, Span
+from fcl.base.errors import CompileError, CompilerLimitation, Span
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 from fcl.codegen.lower.values import SPair, SScalar, SVal
@@ -278,6 +278,10 @@ class Ctx:
 
     def error(self, message: str, notes=None) -> CompileError:
         return CompileError(message, self.b.span, notes)
+
+    def limitation(self, what: str, message: str, notes=None) -> CompilerLimitation:
+        """What the compiler cannot do yet (`what`: an entry of errors.LIMITATIONS), here."""
+        return CompilerLimitation(what, message, self.b.span, notes)
 
 
 def origin_of(span: Span | None, what: str) -> str:

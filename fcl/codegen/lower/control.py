@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from fcl.base.errors import CompileError, CompilerBug, Span
+from fcl.base.errors import CompilerBug, CompilerLimitation, Span
 from fcl.base.hw import Level
 from fcl.codegen import kir as K
 from fcl.codegen.lower.builder import Ctx
@@ -106,7 +106,7 @@ def barrier_segments(ctx: Ctx, stmts: tuple, span: Span | None = None) -> list:
             cur = []
             continue
         if K.contains_barrier([s]):
-            raise CompileError("this `if` runs in each warp and its condition may differ between the warps "
+            raise CompilerLimitation("warp-branch", "this `if` runs in each warp and its condition may differ between the warps "
                                "of a block, but a branch synchronises the whole block inside a loop (a "
                                "warp-level while, seqConcat or parts with their own barriers), which some "
                                "warps would never reach", span or ctx.b.span,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from fcl.base.errors import CompileError, CompilerBug
+from fcl.base.errors import CompileError, CompilerBug, CompilerLimitation
 from fcl.base.hw import Level
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
@@ -123,7 +123,7 @@ def _arg_value(b: Builder, t: T.Type, k: int, path: str, params) -> tuple[SVal, 
             base = K.mul(i, cols)
             return SPull(cols, lambda c2, j: SScalar(K.Load(ty, rec.name, K.add(base, j))))
         return SPull(rows, row), P.NestedArg(P.ArrayArg(rec.name, length.name, ty), rows.name, cols.name)
-    raise CompileError(f"argument {k + 1} has type {format_type(t)}, which a kernel cannot take: kernel "
+    raise CompilerLimitation("kernel-interface", f"argument {k + 1} has type {format_type(t)}, which a kernel cannot take: kernel "
                        "arguments are scalars, pairs, arrays of scalars or of pairs, and regular arrays "
                        "of arrays of scalars; pass deeper structures flat, with their sizes, and rebuild "
                        "them with `splitUp` or `generate`", b.span)
@@ -148,7 +148,7 @@ def emit_result(ctx: Ctx, value: SVal, name: str, ty: T.Type) -> P.Result:
         if not isinstance(ty, (T.TPullT, T.TPushT)):
             raise CompilerBug(f"`{name}` returns an array, but its type is {format_type(ty)}")
         if not isinstance(ty.elem, T.TCon):
-            raise ctx.error("push arrays hold scalars only")
+            raise ctx.limitation("element-types", "push arrays hold scalars only")
         elem = ty.elem.name
         rec = b.buffer("global", value.n, f"result of {name}", "output", prefix="out", ty=elem)
         w = store_writer(rec, K.cint(0))
@@ -168,7 +168,7 @@ def emit_result(ctx: Ctx, value: SVal, name: str, ty: T.Type) -> P.Result:
         ctx.emit(K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)),
                       (K.Store(rec.name, K.cint(0), value.e),)))
         return P.Result("scalar", rec.name, rec.ty, K.cint(1), True)
-    raise CompileError(f"`{name}` returns a {describe(value)}, which a kernel cannot return; "
+    raise CompilerLimitation("kernel-interface", f"`{name}` returns a {describe(value)}, which a kernel cannot return; "
                        f"return a push array, a pull array of scalars or a scalar", b.span)
 
 

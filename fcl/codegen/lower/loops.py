@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fcl.base.errors import CompileError, CompilerBug, FCLError
+from fcl.base.errors import CompileError, CompilerBug, CompilerLimitation, FCLError
 from fcl.base.hw import Level
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
@@ -54,7 +54,7 @@ def power_loop(ctx: Ctx, count: SScalar, step: SVal, init: SPush, ty: str) -> SP
     if pp.level == Level.GRID:
         return _host_power(ctx, n, step, pp)
     if pp.level == Level.WARP and not ctx.b.dry and not ctx.b.host_computable(n):
-        raise ctx.error("the step count of a warp-level power must be known to the host (it may "
+        raise ctx.limitation("host-step-count", "the step count of a warp-level power must be known to the host (it may "
                         "depend on the arguments only): every warp must take the same number of "
                         "steps, because each step ends with a work-group barrier")
     loop = PointerLoop.declare(pp)
@@ -100,7 +100,7 @@ def start_pingpong(ctx: Ctx, init: SPush, ty: str, what: str) -> PingPong:
     level = init.level
     check_level(ctx, level, "loop over")
     if level == Level.GRID and not ctx.top:
-        raise ctx.error(f"a grid-level {what} can only run at the top level of a kernel")
+        raise ctx.limitation("grid-nesting", f"a grid-level {what} can only run at the top level of a kernel")
     (ra, base), (rb, _) = [placement(ctx, level, init.n, what, "while", ty) for _ in range(2)]
     init.run(ctx, store_writer(ra, base))
     _boundary(ctx, level, ra.origin)
@@ -374,7 +374,7 @@ def _host_power(ctx, n, step, pp: PingPong) -> SPull:
     (`HostLoop`) with a counter the step kernels receive."""
     b = ctx.b
     if not b.dry and not b.host_computable(n):
-        raise ctx.error("the step count of a grid-level power must be known to the host (it may "
+        raise ctx.limitation("host-step-count", "the step count of a grid-level power must be known to the host (it may "
                         "depend on the arguments only)")
     loop = HostLoop(ctx, pp, counted=True)
     body_host = loop.statements()
@@ -439,7 +439,7 @@ def seq_concat(ctx: Ctx, part: SScalar, count: SScalar, state: SVal, f: SVal, le
     m, n = part.e, count.e
     span = ctx.b.span
     if level == Level.GRID:
-        raise ctx.error("seqConcat cannot step over grid-level parts: each step would be a "
+        raise ctx.limitation("grid-nesting", "seqConcat cannot step over grid-level parts: each step would be a "
                         "kernel, and the state cannot live in registers between kernels",
                         ["run it per work-group (block-level parts inside a grid-level concat), "
                          "or use a grid-level power"])
@@ -447,7 +447,7 @@ def seq_concat(ctx: Ctx, part: SScalar, count: SScalar, state: SVal, f: SVal, le
     def run(c: Ctx, w):
         check_level(c, level, "compute")
         if level == Level.WARP and not c.b.dry and not c.b.host_computable(n):
-            raise CompileError("the step count of a warp-level seqConcat must be known to the host "
+            raise CompilerLimitation("host-step-count", "the step count of a warp-level seqConcat must be known to the host "
                                "(it may depend on the arguments only): every warp must take the same "
                                "number of steps, because a step may end with a work-group barrier", span)
 

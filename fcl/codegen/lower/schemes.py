@@ -26,7 +26,8 @@ PRIVATE_MAX = 64          # thread-level forces up to this many elements live in
 def check_level(ctx: Ctx, level: int, what: str):
     """A `level`-level array may be computed (`what`) only by code a unit of that level or larger runs."""
     if ctx.level < level:
-        raise ctx.error(
+        raise ctx.limitation(
+            "grid-nesting" if level == Level.GRID else "force-placement",
             f"cannot {what} a {Level(level)}-level array here: this code runs in one "
             f"{Level(ctx.level)}",
             [f"a {Level(level)}-level computation must be started from code that a whole "
@@ -59,7 +60,7 @@ def push_scheme(level: int, arr: SPull, span) -> SPush:
             ctx.emit(K.ParFor(Level(level), var, arr.n, tuple(body.stmts)))
             return
         if ctx.elem is not None and ctx.elem.reads_varying(arr.n):
-            raise ctx.error("this block-level array's length differs between the work-items of the block, "
+            raise ctx.limitation("force-placement", "this block-level array's length differs between the work-items of the block, "
                             "but its elements force block-level arrays, which the whole block computes "
                             "together")
         bs = K.cint(ctx.b.hw["#BlockSize"])
@@ -212,7 +213,7 @@ def force(ctx: Ctx, arr: SPush, ty: str) -> SPull:
         return collective_force(ctx, arr, ty)
     check_level(ctx, arr.level, "force")
     if arr.level == Level.GRID and not ctx.top:
-        raise ctx.error("a grid-level array can only be forced at the top level of a kernel, "
+        raise ctx.limitation("grid-nesting", "a grid-level array can only be forced at the top level of a kernel, "
                         "not inside a part of a concat or inside per-element work")
     rec, base = placement(ctx, arr.level, arr.n, "force", "force", ty)
     arr.run(ctx, store_writer(rec, base))
@@ -232,7 +233,7 @@ def collective_force(ctx: Ctx, arr: SPush, ty: str) -> SPull:
     for g in ctx.guards:
         names = e.reads_varying(g)
         if names:
-            raise ctx.error(
+            raise ctx.limitation("force-placement",
                 f"this {Level(arr.level)}-level force runs inside a condition or loop that "
                 f"differs between the work-items of the block (it reads {_names(names, e)}), so not "
                 "every work-item would reach its barriers",
@@ -244,7 +245,7 @@ def collective_force(ctx: Ctx, arr: SPush, ty: str) -> SPull:
     names = sorted({n for st in K.walk_stmts(work.stmts) for x in _stmt_exprs(st)
                     for n in e.reads_varying(x, warp_uniform=True)})
     if names or e.reads_varying(arr.n):
-        raise ctx.error(
+        raise ctx.limitation("force-placement",
             f"this {Level(arr.level)}-level force inside per-element work depends on the element "
             f"(it reads {_names(names or e.reads_varying(arr.n), e)}); the whole block computes it "
             "together, so it must be the same for every element",

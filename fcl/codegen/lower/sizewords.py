@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from fcl.base.errors import CompileError
+from fcl.base.errors import CompilerLimitation
 from fcl.base.operators import OPERATORS
 from fcl.codegen import kir as K
 from fcl.codegen.lower.builder import HOST_CALLS
@@ -31,7 +31,7 @@ KERNEL_VALUES = {"part": "the index of the part (chunk) a work-group builds",
                  "cur": "the length of a while loop's result", "nxt": "the length of a while loop's result"}
 
 
-def length_error(b, e: K.Expr, what: str, span, stmts=()) -> CompileError:
+def length_error(b, e: K.Expr, what: str, span, stmts=()) -> CompilerLimitation:
     """The error at `span` for a length `e` the host cannot compute; `what`: "the array this
     force stores", "the result of `f`", ...  A checked `index` that the length reads is
     shown as a note at its place in the program."""
@@ -45,10 +45,10 @@ def length_error(b, e: K.Expr, what: str, span, stmts=()) -> CompileError:
     mine = [where for where in words.index_sites(e, _definitions(b, stmts))
             if span is None or where.source.name == span.source.name]     # not the prelude's
     related = [("the length reads the element this `index` gives", where) for where in mine[:1]]
-    return CompileError(message, span, notes, related)
+    return CompilerLimitation("device-length", message, span, notes, related)
 
 
-def host_length_error(ctx, n: K.Expr, what: str) -> CompileError:
+def host_length_error(ctx, n: K.Expr, what: str) -> CompilerLimitation:
     """The error for the length `n` of `what`, which needs values only the kernels know,
     at the current span of `ctx`'s builder (the statements of `ctx` may define it)."""
     return length_error(ctx.b, n, what, ctx.b.span, ctx.stmts)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from fcl.base.errors import CompileError, CompilerBug, Span
+from fcl.base.errors import CompilerBug, CompilerLimitation, Span
 from fcl.base.operators import BY_SPELLING
 from fcl.codegen import kir as K
 from fcl.syntax import ast as A
@@ -104,7 +104,7 @@ def apply2(ctx, fn, a, b):
 def as_scalar(ctx, v: SVal) -> SScalar:
     """`v`, an element of a push array, which must be a scalar."""
     if not isinstance(v, SScalar):
-        raise ctx.error("push arrays hold scalars only")
+        raise ctx.limitation("element-types", "push arrays hold scalars only")
     return v
 
 
@@ -114,7 +114,7 @@ def scalar_leaves(ctx, v: SVal, what: str = "a loop's state", span: Span | None 
         return [v]
     if isinstance(v, SPair):
         return scalar_leaves(ctx, v.a, what, span) + scalar_leaves(ctx, v.b, what, span)
-    raise CompileError(f"{what} must be scalars or pairs of scalars (it lives in registers)",
+    raise CompilerLimitation("element-types", f"{what} must be scalars or pairs of scalars (it lives in registers)",
                        span or ctx.b.span)
 
 
