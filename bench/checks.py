@@ -10,7 +10,7 @@ row: the checks left in all its kernels, then per kernel (on the path taken when
 the host facts of a kernel's unchecked version hold at the row's input lengths,
 else on its checked version: see passes/bounds.py); `--sites` adds each
 check's source site.  `check_counts(row, dims)` is the same as a function
-(tests/test_bounds.py uses it).  No device is needed: this only compiles.
+(tests/codegen/test_bounds.py uses it).  No device is needed: this only compiles.
 """
 from __future__ import annotations
 

@@ -108,3 +108,15 @@ def fcl_cache(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("FCL_CACHE_DIR", str(folder))
     monkeypatch.delenv("FCL_NO_CACHE", raising=False)
     return folder
+
+
+# What tests/runtime/test_oclgrind.py runs on Oclgrind (tests/codegen/test_codegen.py leaves
+# those files' #BlockSize 64 cases to it where Oclgrind is present).
+OCLGRIND_FILES = sorted((REPO / "examples").glob("*.fcl")) + sorted((REPO / "tests" / "programs").glob("*.fcl"))
+
+# #BlockSize 64: two warps per work-group, so races between warps can show;
+# the examples also at 32 (one warp per group, more groups), but for the three
+# whose runs take longest (10 to 16 s each on Oclgrind): CI's time is bounded.
+SLOW_AT_32 = {"matmul.fcl", "reduce.fcl", "scan.fcl"}
+OCLGRIND_RUNS = [(f, 64) for f in OCLGRIND_FILES] + [(f, 32) for f in sorted((REPO / "examples").glob("*.fcl"))
+                                            if f.name not in SLOW_AT_32]

@@ -5,7 +5,7 @@ it goes (so the parent can tell a slow evaluator from a compiler that hangs)
 and then one `result <json>` line: {"status", "detail"}.  Run in its own
 process so that a segfaulting OpenCL driver or a hang costs one case only.
 Under Oclgrind (`--oclgrind`) every pyopencl buffer is kept alive (see
-tests/test_oclgrind.py) and the log's growth during a case is its verdict.
+tests/runtime/test_oclgrind.py) and the log's growth during a case is its verdict.
 
 A compiled program gives the evaluator's value or the evaluator's located
 run-time error.  So a run-time error of the compiled program (a bounds

@@ -6,7 +6,7 @@ import pytest
 from fcl.base.errors import ParseError
 from fcl.tools.testblocks import TestCase, parse_test_blocks, split_args
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "conformance"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "conformance"
 
 INTERFACE_EXAMPLE = """\
 fun f x = x

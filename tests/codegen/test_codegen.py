@@ -27,7 +27,7 @@ from fcl.base.errors import ArgumentError, CompileError, FCLError
 from fcl.runtime.oclgrind import oclgrind_available
 from fcl.tools.testblocks import parse_test_blocks
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PAPER = Path("/work/shared/conformance/paper.fcl")
 PROGRAMS = REPO / "tests" / "programs"
 FILES = (sorted((REPO / "examples").glob("*.fcl")) + ([PAPER] if PAPER.exists() else [])
@@ -45,8 +45,7 @@ BLOCK_SIZE_DEPENDENT = {("reduce.fcl", "sumGrid"), ("paper.fcl", "sumGrid")}
 CODEGEN_BUGS: dict[tuple[str, str], str] = {}
 
 
-from conftest import default_device_env, needs_device  # noqa: E402
-from test_oclgrind import RUNS as OCLGRIND_RUNS  # noqa: E402
+from conftest import OCLGRIND_RUNS, default_device_env, needs_device  # noqa: E402
 
 
 # ---------------------------------------------------------------- caches
@@ -129,7 +128,7 @@ def test_evaluator_matches_expected(c):
     assert values_equal(expected, result), f"evaluator gave {show(result)}, expected {case.expected[:300]}"
 
 
-# test_oclgrind.py compiles every test block of the files it runs (its RUNS) and compares
+# tests/runtime/test_oclgrind.py compiles every test block of the files it runs (its RUNS) and compares
 # it with the evaluator (and looks for races): where Oclgrind is present, the default device
 # leaves those files' #BlockSize 64 cases to it (CI's 15 minutes).
 OCLGRIND_AT_64 = {str(path) for path, bs in OCLGRIND_RUNS if bs == 64} if oclgrind_available() else set()

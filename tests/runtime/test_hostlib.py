@@ -21,7 +21,7 @@ from fcl.codegen.plan import failure_message
 from fcl.runtime import hostlib as H
 from fcl.runtime.pymodule import NP_TYPES, PY_OPS, emit_module, py_expr
 
-REVERSE = Path(__file__).resolve().parents[1] / "examples" / "reverse.fcl"
+REVERSE = Path(__file__).resolve().parents[2] / "examples" / "reverse.fcl"
 EDGES = (0, 1, -1, 2, -2, 31, 32, 33, scalars.INT_MIN, scalars.INT_MAX, scalars.INT_MIN + 1)
 ints = st.one_of(st.sampled_from(EDGES), st.integers(scalars.INT_MIN, scalars.INT_MAX))
 COMPARISONS = {"lt", "le", "gt", "ge", "eq", "ne"}

@@ -13,7 +13,7 @@ from fcl.types.terms import BLOCK, GRID, INT, LSucc, LVarT, Scheme, TPushT, TVar
 from fcl.types.unify import Subst
 
 CONFORMANCE = Path("/work/shared/conformance")
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def types_of(src: str, env=None) -> dict[str, str]:

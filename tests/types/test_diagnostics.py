@@ -12,7 +12,7 @@ import fcl
 from fcl.base.errors import ErrorList, TypeCheckError
 from fcl.tools.cli import main, use_color
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ESC = "\033["
 
 MULTI = """fun a x = x + true

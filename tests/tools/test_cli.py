@@ -17,7 +17,7 @@ from fcl.tools.bench import format_seconds
 from fcl.tools.cli import main
 from fcl.tools.testrun import mismatch, split_blocks
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REVERSE = str(ROOT / "examples" / "reverse.fcl")
 
 

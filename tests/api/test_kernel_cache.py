@@ -16,7 +16,7 @@ from fcl.api.kernel import Kernel
 from fcl.base import diskcache
 from fcl.codegen import kir as K
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TEXT = "fun twice arr = push <grid> (mapPull (fn x => 2 * x) arr)\n" \
        "fun blockSum arr = reduce (fn a => fn b => a + b) 0 arr\n" \
        "fun copy arr = push <grid> arr\n"

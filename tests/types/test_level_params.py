@@ -14,7 +14,7 @@ from fcl.types import node_types as C
 from fcl.types.terms import INT, LVarT, TFunT, TLevelFunT, TPullT, TPushT, TVarT
 from fcl.types.unify import Subst, level_vars
 
-PROGRAM = Path(__file__).resolve().parent / "programs" / "level_params.fcl"
+PROGRAM = Path(__file__).resolve().parents[1] / "programs" / "level_params.fcl"
 
 PLACE = """\
 sig place : forall 'a. <lvl> -> int -> [['a]<lvl>] -> ['a]<1+lvl>

@@ -2,7 +2,7 @@
 signature and a docstring with the FCL type), ArgumentErrors naming the parameters, device
 choice, pyopencl arrays in and out without host copies, and per-call kernel profiles; both
 for `Program.compile(...)` kernels and for the module `fclc compile --emit py` writes (run
-in-process here; tests/test_codegen.py runs such modules with pyopencl alone)."""
+in-process here; tests/codegen/test_codegen.py runs such modules with pyopencl alone)."""
 import importlib.util
 import inspect
 import sys
@@ -15,7 +15,7 @@ import fcl
 from fcl.runtime.calling import bind_arguments, python_names
 from fcl.tools.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 REVERSE = str(REPO / "examples" / "reverse.fcl")
 
 

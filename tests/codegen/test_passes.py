@@ -1,6 +1,6 @@
 """Each optimising pass on kernel IR alone: what it rewrites and what it must leave.
 
-Semantics are checked elsewhere (tests/test_interp.py runs every test block
+Semantics are checked elsewhere (tests/codegen/test_interp.py runs every test block
 through the interpreter with all passes, with none, and with each one off);
 here each pass is fed small hand-built kernels, and the range analysis is
 asked directly.  No device.

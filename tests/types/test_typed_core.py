@@ -14,7 +14,7 @@ from fcl.types import node_types as C
 from fcl.types.terms import (BLOCK, BOOL, DOUBLE, FLOAT, GRID, INT, TFunT, THREAD, TPullT, TPushT,
                              WARP)
 
-PROGRAM = Path(__file__).resolve().parent / "programs" / "typed_core.fcl"
+PROGRAM = Path(__file__).resolve().parents[1] / "programs" / "typed_core.fcl"
 
 SOURCE = """\
 sig g : [double] -> [double]

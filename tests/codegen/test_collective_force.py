@@ -8,7 +8,7 @@ import pytest
 import fcl
 from fcl.codegen import kir as K
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PROGRAM = REPO / "tests" / "programs" / "force_in_elements.fcl"
 
 

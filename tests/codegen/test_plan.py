@@ -12,7 +12,7 @@ from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 from fcl.runtime.pymodule import emit_module
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 HOST_WHILE = REPO / "tests/programs/grid_host_while.fcl"
 
 

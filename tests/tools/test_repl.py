@@ -9,7 +9,7 @@ import pytest
 
 from fcl.tools.repl import Session, needs_more, piped, split_args
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = str(REPO / "examples" / "reverse.fcl")
 
 

@@ -1,7 +1,7 @@
 """Golden files: the OpenCL C and the launch plan generated for the paper's programs.
 
 A change in code generation shows up as a diff here; after checking it,
-`pytest tests/test_golden.py --update-golden` rewrites the files.
+`pytest tests/codegen/test_golden.py --update-golden` rewrites the files.
 """
 from pathlib import Path
 
@@ -9,7 +9,7 @@ import pytest
 
 import fcl
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).with_name("golden")
 CASES = [("reverse.fcl", "revDistribute"), ("transpose.fcl", "transposeTiled"), ("reduce.fcl", "sumGrid")]
 

@@ -119,7 +119,7 @@ def test_json_records(tmp_path, cl_device, capsys):
 
 
 # Oclgrind keeps stale shadow memory for a released buffer's address (see
-# tests/test_oclgrind.py): the child keeps every buffer until it exits.
+# tests/runtime/test_oclgrind.py): the child keeps every buffer until it exits.
 CHILD = r"""
 import sys
 import pyopencl as cl
@@ -175,7 +175,7 @@ def test_plot_from_json(tmp_path, capsys):
     """--from-json FILE --plot FILE.png draws the chart of a kept GPU run (matplotlib, as CI installs)."""
     pytest.importorskip("matplotlib")
     png = tmp_path / "chart.png"
-    kept = Path(__file__).resolve().parents[1] / "bench" / "results" / "h100-2026-11-26-02ae72b.json"
+    kept = Path(__file__).resolve().parents[2] / "bench" / "results" / "h100-2026-11-26-02ae72b.json"
     assert R.main(["--from-json", str(kept), "--plot", str(png)]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10000
     assert "sumAll (prelude reduce)" in capsys.readouterr().out

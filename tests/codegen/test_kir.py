@@ -15,7 +15,7 @@ from fcl.codegen import passes as P
 from fcl.codegen.plan import Plan
 from fcl.codegen.verify import verify_program
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 x, y = K.Var("int", "x"), K.Var("int", "y")
 
 

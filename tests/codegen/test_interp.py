@@ -22,7 +22,7 @@ from fcl.base.errors import CompilerBug
 from fcl.codegen import passes as P
 from fcl.tools.testblocks import parse_test_blocks
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PAPER = Path("/work/shared/conformance/paper.fcl")
 FILES = (sorted((REPO / "examples").glob("*.fcl")) + ([PAPER] if PAPER.exists() else [])
          + sorted((REPO / "tests" / "programs").glob("*.fcl")))

@@ -13,7 +13,7 @@ from fcl.codegen import plan as P
 
 from conftest import default_device_env
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ARGS = REPO / "tests" / "programs" / "kernel_args.fcl"
 
 

@@ -17,7 +17,7 @@ from fcl.syntax import (load_program, parse_expr, parse_program, parse_scheme, p
                         print_level, print_program, print_scheme, print_type)
 from fcl.syntax.grammar import KEYWORDS
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # tests/
 ROOT = os.path.dirname(HERE)
 PAPER = "/work/shared/conformance/paper.fcl"
 

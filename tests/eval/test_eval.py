@@ -24,7 +24,7 @@ from fcl.syntax import load_program, parse_expr, parse_program
 from fcl.tools.testblocks import parse_test_blocks
 from fcl.types import check_program
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PAPER = Path("/work/shared/conformance/paper.fcl")
 if not PAPER.exists():
     PAPER = REPO / "tests" / "conformance" / "paper.fcl"

@@ -19,7 +19,7 @@ from fcl.base.errors import ArgumentError
 from fcl.codegen import plan as P
 from fcl.types import terms as T
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 from conftest import needs_device  # noqa: E402

@@ -19,7 +19,7 @@ from fcl.tools.cli import main
 
 from conftest import needs_device  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 REVERSE = str(REPO / "examples" / "reverse.fcl")
 INTERNAL = re.compile(r"\b(in\d+_\d+|arg\d+|n\d+|part\d+|check#|sh\d+|l\d+)\b|\bbuffer\b")
 

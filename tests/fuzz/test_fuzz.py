@@ -171,7 +171,7 @@ def test_random_programs_under_oclgrind():
     assert all(r["status"] in PASSING for _, r in results), failures_text(results)
 
 
-REGRESSIONS = Path(__file__).resolve().parent / "programs" / "fuzz_regressions.fcl"
+REGRESSIONS = Path(__file__).resolve().parents[1] / "programs" / "fuzz_regressions.fcl"
 
 
 def test_a_block_level_while_used_after_a_kernel_boundary_is_refused():
@@ -260,7 +260,7 @@ def test_nested_lets_and_maps_compile_to_small_code():
 
 # ---------------------------------------------------------------- bad input never crashes
 
-EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.fcl"))
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.fcl"))
 
 
 def test_grammar_aware_mutations_never_crash():
@@ -276,7 +276,7 @@ def test_each_planted_mutation_still_has_its_place():
     """The planted compiler bugs (fcl.fuzz.mutate.PLANTED) name text that is in the source
     once each, so that planting one changes the compiler."""
     from fcl.fuzz.mutate import PLANTED
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     for name, (path, _, old, _) in PLANTED.items():
         assert (root / path).read_text().count(old) == 1, name
 

@@ -25,9 +25,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import OCLGRIND_FILES, OCLGRIND_RUNS
 from fcl.runtime.oclgrind import oclgrind_available, run_with_oclgrind
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PROGRAMS = REPO / "tests" / "programs"
 
 pytestmark = pytest.mark.skipif(not oclgrind_available(), reason="no Oclgrind OpenCL platform")
@@ -96,14 +97,7 @@ def block_jobs(path: Path, bs: int) -> list[dict]:
             for c in cases]
 
 
-FILES = sorted((REPO / "examples").glob("*.fcl")) + sorted(PROGRAMS.glob("*.fcl"))
-
-# #BlockSize 64: two warps per work-group, so races between warps can show;
-# the examples also at 32 (one warp per group, more groups), but for the three
-# whose runs take longest (10 to 16 s each on Oclgrind): CI's time is bounded.
-SLOW_AT_32 = {"matmul.fcl", "reduce.fcl", "scan.fcl"}
-RUNS = [(f, 64) for f in FILES] + [(f, 32) for f in sorted((REPO / "examples").glob("*.fcl"))
-                                   if f.name not in SLOW_AT_32]
+FILES, RUNS = OCLGRIND_FILES, OCLGRIND_RUNS          # (tests/conftest.py)
 
 # extra sizes, non-powers of two, for programs whose test blocks are tiny
 EXTRA = {
