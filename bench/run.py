@@ -42,7 +42,7 @@ if str(ROOT) not in sys.path:
 from bench import suite as S  # noqa: E402
 from fcl.base.errors import CompileError, CompilerBug, EnvironmentProblem  # noqa: E402
 from fcl.runtime import device as D  # noqa: E402
-from fcl.runtime import platforms as P  # noqa: E402
+from fcl.runtime import platforms  # noqa: E402
 
 IMPLS = ("hand", "pyopencl", "fcl")          # the order rows run and print in, per benchmark and size
 
@@ -339,7 +339,7 @@ def choose(args) -> tuple:
     if args.device:
         return D.choose_device(args.device), args.device
     if args.quick:
-        for d in P.candidates(D.all_devices()):
+        for d in platforms.candidates(D.all_devices()):
             if D.kind_of(d) == "CPU" and D.usable(d) is None:
                 return d, spec_for(d)
         raise EnvironmentProblem(f"--quick runs on a CPU OpenCL device and there is none: "

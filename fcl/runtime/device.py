@@ -21,17 +21,17 @@ import tempfile
 import warnings
 
 from fcl.base.errors import CompilerBug, EnvironmentProblem
-from fcl.runtime import platforms as P
+from fcl.runtime import platforms
 
-P.register_intel_cpu_runtime()      # before pyopencl's first call (`import fcl` did it already)
+platforms.register_intel_cpu_runtime()      # before pyopencl's first call (`import fcl` did it already)
 try:
     import pyopencl as cl
 except ImportError:          # pragma: no cover - exercised only without pyopencl
     cl = None
 
 INSTALL_HINT = "pip install pocl-binary-distribution"
-describe_device = P.describe
-_is_oclgrind = P.is_oclgrind
+describe_device = platforms.describe
+_is_oclgrind = platforms.is_oclgrind
 
 _contexts: dict = {}
 _queues: dict = {}
@@ -51,7 +51,7 @@ def _require_cl():
 def all_devices() -> list:
     """Every device of every OpenCL platform, platform by platform."""
     _require_cl()
-    devices = P.all_devices()
+    devices = platforms.all_devices()
     if not devices:
         raise EnvironmentProblem(f"no OpenCL platform found: install one with `{INSTALL_HINT}`")
     return devices
@@ -61,7 +61,7 @@ def _device_list(devices) -> str:
     return "; ".join(describe_device(d) for d in devices)
 
 
-_matches = P.matches
+_matches = platforms.matches
 
 
 def _from_pyopencl_ctx(spec: str):
@@ -76,7 +76,7 @@ def _from_pyopencl_ctx(spec: str):
 
 def usable(device) -> str | None:
     """None if `device` can build kernels, else why not (probed once per driver)."""
-    return P.probe(device)
+    return platforms.probe(device)
 
 
 def set_verbose(on: bool = True):
@@ -113,7 +113,7 @@ def choose_device(spec: str | None = None, notes: bool = True):
     if notes and _verbose:
         for s in skipped:
             note(f"skipping OpenCL device {describe_device(s)}: it cannot build kernels ({usable(s)})")
-        hint = P.intel_hint(devices)
+        hint = platforms.intel_hint(devices)
         if hint:
             note(hint)
         note(f"using OpenCL device {describe_device(device)} ({how})")
@@ -139,7 +139,7 @@ def _choose(devices, spec):
             raise _unusable(d, usable(d), f"PYOPENCL_CTX={ctx!r} selects it: "
                                           "unset it or choose another device (see `fclc devices`)")
         return d, f"chosen with PYOPENCL_CTX={ctx!r}", []
-    order = P.candidates(devices)
+    order = platforms.candidates(devices)
     for k, d in enumerate(order):
         if usable(d) is None:
             cpu = d.type & cl.device_type.CPU
@@ -147,7 +147,7 @@ def _choose(devices, spec):
                        "the default: no CPU device builds kernels"), order[:k]
     whys = "; ".join(f"{describe_device(d)} cannot build kernels ({usable(d)})" for d in order)
     raise EnvironmentProblem(f"no usable OpenCL device: {whys or 'only the Oclgrind simulator is present'}; "
-                             f"{P.no_device_hint(devices)}; `fclc devices` shows what each device says")
+                             f"{platforms.no_device_hint(devices)}; `fclc devices` shows what each device says")
 
 
 def kind_of(device) -> str:
@@ -164,7 +164,7 @@ def survey(spec: str | None = None) -> tuple[list[str], EnvironmentProblem | Non
     Every device is probed afresh (the verdicts kept on disk are renewed)."""
     devices = all_devices()
     for d in devices:
-        P.probe(d, fresh=True)
+        platforms.probe(d, fresh=True)
     try:
         chosen, problem = choose_device(spec, notes=False), None
     except EnvironmentProblem as e:
@@ -222,7 +222,7 @@ def build_options(device) -> tuple[str, ...]:
     uninitialised-value check trips on `freeze`; then the options in the
     environment variable FCL_BUILD_OPTIONS (`-cl-opt-disable` makes PoCL build a
     kernel about ten times faster: the test suite sets it)."""
-    options = P.BUILD_OPTIONS
+    options = platforms.BUILD_OPTIONS
     if _is_oclgrind(device):
         options = options + ("-cl-opt-disable",)
     extra = tuple(os.environ.get("FCL_BUILD_OPTIONS", "").split())
@@ -243,7 +243,7 @@ def build_program(context, source: str, options: tuple = ()):
 def _build(context, device, source: str, options: list):
     program = cl.Program(context, source)
     try:
-        return P.build(program, options, [device])
+        return platforms.build(program, options, [device])
     except cl.Error as e:
         log = (_build_log(program, device) or str(e)).strip()
     fd, path = tempfile.mkstemp(prefix="fcl-kernel-", suffix=".cl")

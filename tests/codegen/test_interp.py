@@ -19,7 +19,7 @@ import pytest
 import fcl
 from fcl.api.literals import parse_arg, values_equal
 from fcl.base.errors import CompilerBug
-from fcl.codegen import passes as P
+from fcl.codegen import passes
 from fcl.tools.testblocks import parse_test_blocks
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,7 +28,7 @@ FILES = (sorted((REPO / "examples").glob("*.fcl")) + ([PAPER] if PAPER.exists() 
          + sorted((REPO / "tests" / "programs").glob("*.fcl")))
 HW = {"block_size": 32, "num_groups": 4}
 MAX_ELEMENTS = 4096
-OPTIMISING = [p.name for p in P.PIPELINE if p.optimising]
+OPTIMISING = [p.name for p in passes.PIPELINE if p.optimising]
 
 
 @lru_cache(maxsize=None)

@@ -11,7 +11,7 @@ import fcl
 from fcl.base import hw
 from fcl.base.errors import ArgumentError, CompilerBug
 from fcl.codegen import kir as K
-from fcl.codegen import passes as P
+from fcl.codegen import passes
 from fcl.codegen.plan import Plan
 from fcl.codegen.verify import verify_program
 
@@ -152,19 +152,19 @@ def test_verifier_rejects_unmapped_loops_after_mapping():
 
 def test_pass_options_reject_unknown_and_required_passes():
     with pytest.raises(ArgumentError, match="unknown pass `nope`"):
-        P.PassOptions.make(no_pass=["nope"])
+        passes.PassOptions.make(no_pass=["nope"])
     with pytest.raises(ArgumentError, match="optimisation level 3"):
-        P.PassOptions.make(opt_level=3)
-    required = [p.name for p in P.PIPELINE if not p.optimising]
+        passes.PassOptions.make(opt_level=3)
+    required = [p.name for p in passes.PIPELINE if not p.optimising]
     for name in required:
         with pytest.raises(ArgumentError, match="required"):
-            P.PassOptions.make(no_pass=[name])
+            passes.PassOptions.make(no_pass=[name])
 
 
 def test_every_pass_has_a_unique_name_and_a_description():
-    names = [p.name for p in P.PIPELINE]
-    assert len(names) == len(set(names)) and P.AFTER_LOWERING not in names
-    assert all(p.description for p in P.PIPELINE)
+    names = [p.name for p in passes.PIPELINE]
+    assert len(names) == len(set(names)) and passes.AFTER_LOWERING not in names
+    assert all(p.description for p in passes.PIPELINE)
 
 
 TRANSPOSE = REPO / "examples" / "transpose.fcl"
@@ -191,7 +191,7 @@ def run_fclc(*argv):
 def test_fclc_lists_the_passes():
     p = run_fclc("compile", "--passes")
     assert p.returncode == 0, p.stderr
-    assert [line.split()[0] for line in p.stdout.splitlines()] == [x.name for x in P.PIPELINE]
+    assert [line.split()[0] for line in p.stdout.splitlines()] == [x.name for x in passes.PIPELINE]
 
 
 def test_fclc_pass_switches():

@@ -10,7 +10,7 @@ import pytest
 import fcl
 from fcl.syntax import ast as A
 from fcl.tools.cli import main
-from fcl.types import node_types as C
+from fcl.types import node_types as NT
 from fcl.types.terms import INT, LVarT, TFunT, TLevelFunT, TPullT, TPushT, TVarT
 from fcl.types.unify import Subst, level_vars
 
@@ -44,8 +44,8 @@ def test_a_part_level_only_the_signature_decides_is_the_abstractions_own():
     concat = prog.core.var_type(concat_of(prog, "place"))
     assert concat.res.arg.elem.level == LVarT(rigid)
     for depth in (0, 1, 2):
-        at = C.Inst(prog.core).with_level(rigid, depth).at(concat_of(prog, "place"))
-        assert C.depth(C.result(at).level, "concat") == depth + 1
+        at = NT.Inst(prog.core).with_level(rigid, depth).at(concat_of(prog, "place"))
+        assert NT.depth(NT.result(at).level, "concat") == depth + 1
 
 
 def test_level_abstractions_unify_under_the_binder_of_the_side_with_open_levels():
@@ -65,10 +65,10 @@ def test_level_abstractions_unify_under_the_binder_of_the_side_with_open_levels(
 def test_binding_a_level_also_resolves_bindings_that_name_it():
     """`match` binds a declaration's level variable to the name of the level abstraction
     whose body decides it; applying the abstraction resolves that binding too."""
-    inst = C.Inst(C.TypedCore(), {"t": TPullT(TPushT(INT, LVarT("l#3")))}, {"m": LVarT("l#3")})
+    inst = NT.Inst(NT.TypedCore(), {"t": TPullT(TPushT(INT, LVarT("l#3")))}, {"m": LVarT("l#3")})
     inst = inst.with_level("l#3", 2)
-    assert inst.resolve(TPushT(INT, LVarT("m"))) == TPushT(INT, C.level_of_depth(2))
-    assert inst.resolve(TVarT("t")) == TPullT(TPushT(INT, C.level_of_depth(2)))
+    assert inst.resolve(TPushT(INT, LVarT("m"))) == TPushT(INT, NT.level_of_depth(2))
+    assert inst.resolve(TVarT("t")) == TPullT(TPushT(INT, NT.level_of_depth(2)))
 
 
 @pytest.mark.parametrize("entry", ["threeLevels", "weaveWarps", "nested", "twiceGrid", "partialMap",

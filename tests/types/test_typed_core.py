@@ -10,7 +10,7 @@ from fcl.base.errors import CompilerBug
 from fcl.codegen.lower.entry import lower_entry
 from fcl.syntax import ast as A
 from fcl.syntax import parse_program
-from fcl.types import node_types as C
+from fcl.types import node_types as NT
 from fcl.types.terms import (BLOCK, BOOL, DOUBLE, FLOAT, GRID, INT, TFunT, THREAD, TPullT, TPushT,
                              WARP)
 
@@ -70,11 +70,11 @@ def test_a_polymorphic_declaration_is_typed_per_instance(prog):
     core = prog.core
     keep, both = decl(prog, "keep"), decl(prog, "both")
     [force] = nodes(keep.value, A.Var, "force")
-    assert isinstance(C.result(core.var_type(force)).elem, C.TVarT)
-    inst, result = C.entry_inst(core, both, [TPullT(FLOAT), TPullT(BOOL)])
+    assert isinstance(NT.result(core.var_type(force)).elem, NT.TVarT)
+    inst, result = NT.entry_inst(core, both, [TPullT(FLOAT), TPullT(BOOL)])
     assert result == INT
     uses = nodes(both.value, A.Var, "keep")
-    elems = [C.scalar(C.result(inst.for_decl(keep, inst.at(u)).at(force)).elem, "keep") for u in uses]
+    elems = [NT.scalar(NT.result(inst.for_decl(keep, inst.at(u)).at(force)).elem, "keep") for u in uses]
     assert elems == ["float", "bool"]
 
 
@@ -87,11 +87,11 @@ def test_a_polymorphic_let_is_typed_per_use(prog):
     _, tq, lq = core.let_info(let)
     assert tq and lq
     [concat] = nodes(let.value, A.Var, "concat")
-    inst, _ = C.entry_inst(core, cats, [TPullT(INT)])
+    inst, _ = NT.entry_inst(core, cats, [TPullT(INT)])
     levels = []
     for use in nodes(let.body, A.Var, "cat"):
         at = inst.for_let(let, inst.at(use))
-        levels.append(C.depth(C.result(at.at(concat)).level, "cat"))
+        levels.append(NT.depth(NT.result(at.at(concat)).level, "cat"))
     assert sorted(levels) == [1, 2]
 
 
@@ -101,7 +101,7 @@ def test_level_lambdas_record_their_rigid_level():
     name = prog.core.rigid_level(up.value)
     [force] = nodes(up.value, A.Var, "force")
     assert prog.core.var_type(force).arg.level.name == name
-    inst = C.Inst(prog.core).with_level(name, 1)
+    inst = NT.Inst(prog.core).with_level(name, 1)
     assert inst.at(force).arg.level == WARP
 
 
@@ -111,14 +111,14 @@ def test_open_variables_default_to_int_and_thread():
     f = decl(prog, "f")
     [force] = nodes(f.value, A.Var, "force")
     assert prog.core.var_type(force) == TFunT(TPushT(INT, GRID), TPullT(INT))
-    assert THREAD == C.level_of_depth(0)
+    assert THREAD == NT.level_of_depth(0)
 
 
 def test_the_lowering_reads_every_type_from_the_core(prog):
     """Without the core's types the lowering stops with a CompilerBug: it guesses none."""
     with pytest.raises(CompilerBug, match="typed core"):
         lower_entry(list(prog.decls), "g", [TPullT(DOUBLE)], {"#BlockSize": 64, "#WarpSize": 32,
-                                                                "#NumGroups": 4}, core=C.TypedCore())
+                                                                "#NumGroups": 4}, core=NT.TypedCore())
 
 
 def test_without_a_core_the_lowering_checks_the_declarations(prog):

@@ -20,7 +20,7 @@ from fcl.codegen.lower.sizewords import length_error
 from fcl.codegen.lower.values import SFun, SLevelFun, SPair, SPull, SPush, SScalar, SVal, apply
 from fcl.syntax import ast as A
 from fcl.syntax.loader import prelude_decls
-from fcl.types import node_types as C
+from fcl.types import node_types as NT
 from fcl.types import terms as T
 from fcl.types.infer import builtins_env, check_program, prelude_checked
 from fcl.types.terms import format_type
@@ -28,7 +28,7 @@ from fcl.types.terms import format_type
 
 def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], entry_span=None,
                 static: dict | None = None, names=(), launch_groups: int | None = None,
-                bounds_checks: bool = True, core: C.TypedCore | None = None):
+                bounds_checks: bool = True, core: NT.TypedCore | None = None):
     """Compile declaration `name`, applied to arguments of `arg_types`:
     (Plan, {buffer name: span of the force/while it holds}).  `static`: {position:
     value} of scalar arguments compiled in as constants; `names`: parameter names.
@@ -51,7 +51,7 @@ def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], e
     seen = lw.decls.get(name)
     if not seen:
         raise CompileError(f"unbound name `{name}` during compilation", entry_span)
-    inst, result_type = C.entry_inst(core, seen[-1][1], list(arg_types))
+    inst, result_type = NT.entry_inst(core, seen[-1][1], list(arg_types))
     value = lw.global_value(ctx, name, entry_span, inst)
     for a in values:
         value = apply(ctx, value, a)
@@ -66,7 +66,7 @@ def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], e
     return plan, spans
 
 
-def core_of(decls) -> C.TypedCore:
+def core_of(decls) -> NT.TypedCore:
     """The typed core of `decls` when the caller has none: the prelude's (when `decls`
     start with its declarations) followed by the rest, checked now."""
     decls = list(decls)

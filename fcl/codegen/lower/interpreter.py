@@ -15,7 +15,7 @@ from fcl.codegen.lower.primitives import SPANNED, TYPED, primitives
 from fcl.codegen.lower.values import (BINOPS, PolyLet, SFun, SLevel, SLevelFun, SPair, SPull, SScalar, SVal,
                                       apply, with_span, zero_of)
 from fcl.syntax import ast as A
-from fcl.types import node_types as C
+from fcl.types import node_types as NT
 from fcl.types import terms as T
 from fcl.types.terms import format_type
 
@@ -27,7 +27,7 @@ INST = "\0inst"      # env key: the `core.Inst` giving the concrete types of the
 class Lowerer:
     """Runs declarations over symbolic values."""
 
-    def __init__(self, decls, hw: dict[str, int], core: C.TypedCore):
+    def __init__(self, decls, hw: dict[str, int], core: NT.TypedCore):
         self.core = core
         self.decls: dict[str, list[tuple[int, A.Val]]] = {}
         vals = [d for d in decls if isinstance(d, A.Val)]
@@ -70,7 +70,7 @@ class Lowerer:
             return value
         return self.global_value(ctx, e.name, e.span, env[INST].at(e), env.get(SCOPE, self.end))
 
-    def global_value(self, ctx, name, span, ty: T.Type | C.Inst, limit=None):
+    def global_value(self, ctx, name, span, ty: T.Type | NT.Inst, limit=None):
         """The value of declaration `name` as seen from before declaration number `limit`
         (a declaration sees the earlier ones only; a later one may shadow a name), at type
         `ty` (the concrete type of the occurrence; for the entry point, its instance)."""
@@ -78,7 +78,7 @@ class Lowerer:
         seen = [(k, d) for k, d in self.decls.get(name, ()) if k < limit]
         if seen:
             k, d = seen[-1]
-            inst = ty if isinstance(ty, C.Inst) else C.Inst(self.core).for_decl(d, ty)
+            inst = ty if isinstance(ty, NT.Inst) else NT.Inst(self.core).for_decl(d, ty)
             return self.ev(ctx, {SCOPE: k, INST: inst}, d.value)
         if name in TYPED:
             prim = TYPED[name](ty, name)

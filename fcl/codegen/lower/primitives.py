@@ -16,7 +16,7 @@ from fcl.codegen.lower.builder import Ctx
 from fcl.codegen.lower.loops import foldl, power_loop, seq_concat, seqfor, while_loop
 from fcl.codegen.lower.schemes import fail_unless, force, parts_scheme, push_scheme
 from fcl.codegen.lower.values import SFun, SLevelFun, SPair, SPull, SPush, SScalar, SVal, apply, apply2, as_scalar
-from fcl.types import node_types as C
+from fcl.types import node_types as NT
 from fcl.types import terms as T
 
 
@@ -143,9 +143,9 @@ def _elem(fn):
     """A primitive of type ... -> Push l a -> Pull a (`force`, `while`, `power`) at the
     type `t` of its occurrence: told the scalar a; the level l checks the array's."""
     def at(t: T.Type, name: str) -> SVal:
-        params = C.params(t)
-        ty = C.scalar(C.result(t).elem, f"the elements of `{name}`")
-        level = C.depth(params[-1].level, f"the array `{name}` takes")
+        params = NT.params(t)
+        ty = NT.scalar(NT.result(t).elem, f"the elements of `{name}`")
+        level = NT.depth(params[-1].level, f"the array `{name}` takes")
 
         def run(ctx, *args):
             if args[-1].level != level:
@@ -160,8 +160,8 @@ def _parts(fn):
     """`concat`/`interleave` (result Push a (1+l)) and `seqConcat` (result Push a l) at
     the type `t` of its occurrence: told the level of the result."""
     def at(t: T.Type, name: str) -> SVal:
-        level = C.depth(C.result(t).level, f"the result of `{name}`")
-        return curried(len(C.params(t)), lambda ctx, *args: fn(ctx, *args, level), name)
+        level = NT.depth(NT.result(t).level, f"the result of `{name}`")
+        return curried(len(NT.params(t)), lambda ctx, *args: fn(ctx, *args, level), name)
     return at
 
 
