@@ -1,10 +1,11 @@
 """FCL's caches on disk: pickled results under a key, as Python keeps `.pyc` files.
 
-Two caches use it: parsed files (`fcl/syntax/cache.py`, folder "ast") and
-generated kernels (`fcl/codegen/cache.py`, folder "kernels").  Each keeps at
+Three stores use it: parsed files (`fcl/syntax/cache.py`, folder "ast"),
+generated kernels (`fcl/api/kernel_cache.py`, folder "kernels") and tuned
+settings (`fcl/tools/tune.py`, folder "tune").  Each keeps at
 most `keep` entries in its folder under `fcl.base.resources.user_cache`
 ($FCL_CACHE_DIR, else ~/.cache/fcl); the least recently written go first.
-`FCL_NO_CACHE=1` switches both off.  A folder that cannot be written, or an
+`FCL_NO_CACHE=1` switches them off.  A folder that cannot be written, or an
 entry that cannot be read (missing, damaged, written by something else), only
 costs the work the entry would have saved: nothing here raises.  Writes are
 a temporary file and a rename, so processes can share a cache.

@@ -19,7 +19,7 @@ def main(argv=None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:
         bad = [x for x in extra if x.startswith("-") and not _is_number(x) and not _is_fragment(x)]
-        if bad or getattr(args, "command", None) not in ("eval", "run", "bench"):
+        if bad or getattr(args, "command", None) not in ("eval", "run", "bench", "tune"):
             parser.error(f"unrecognized arguments: {' '.join(bad or extra)}")
         args.args = list(args.args) + extra
     if not getattr(args, "command", None):
@@ -33,7 +33,7 @@ def main(argv=None) -> int:
 # Commands that wait on OpenCL (builds, kernels): they run in a worker thread so
 # that Ctrl-C, which Python sees only in the main thread between bytecodes, stops
 # them at once even while a driver call blocks.
-INTERRUPTIBLE = ("run", "bench", "test", "devices")
+INTERRUPTIBLE = ("run", "bench", "tune", "test", "devices")
 
 
 def dispatch(args) -> int:
@@ -158,6 +158,8 @@ EXAMPLES = {
                "  fclc compile examples/reverse.fcl -e revDistribute -e revGrid --emit py -o reverse.py",
     "test": "examples:\n  fclc test examples/reverse.fcl\n  fclc test examples/*.fcl -j 2 --timeout 60",
     "repl": "example:\n  fclc repl examples/reverse.fcl      then :help at the prompt",
+    "tune": "examples:\n  fclc tune examples/transpose.fcl -e transposeTiled 32 2048 2048 iota:4194304 "
+            "--vary tileDim=8,16,32\n  fclc tune examples/reduce.fcl -e sumAll iota:16777216 --time 30",
     "devices": "examples:\n  fclc devices\n  fclc run examples/reverse.fcl -e revGrid iota:8 --device pocl",
 }
 
@@ -223,14 +225,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name, func, text in (("eval", cmd_eval, "run with the reference evaluator"),
                              ("run", cmd_run, "compile and run on an OpenCL device"),
-                             ("bench", cmd_bench, "time the compiled kernels (median of runs)")):
+                             ("bench", cmd_bench, "time the compiled kernels (median of runs)"),
+                             ("tune", cmd_tune, "search static arguments and #BlockSize for the fastest "
+                                                "settings on the device, and keep them")):
         e = sub.add_parser(name, parents=[common] + ([passes] if name != "eval" else []), help=text, description=text,
                            epilog=ARG_HELP + "\n\n" + EXAMPLES[name], formatter_class=raw)
         e.add_argument("file", help="the .fcl program")
         e.add_argument("-e", "--entry", required=True, metavar="NAME",
                        help="the declaration to run (its parameters take the ARGs)")
         e.add_argument("args", nargs="*", metavar="ARG", help="the arguments (below)")
-        if name != "bench":
+        if name not in ("bench", "tune"):
             e.add_argument("-o", "--output", metavar="OUT.npy",
                            help="write an array result to a .npy file instead of printing it")
             e.add_argument("--full", action="store_true",
@@ -243,6 +247,13 @@ def build_parser() -> argparse.ArgumentParser:
             e.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                            help="stop timing a dataset after this many seconds (at least one run)")
             e.add_argument("--json", action="store_true", help="print the results as JSON")
+        if name == "tune":
+            e.add_argument("--vary", action="append", default=[], metavar="NAME=V1,V2,...",
+                           help="an int parameter (name or 1-based position), #BlockSize or #NumGroups "
+                                "and the values to try (repeatable; #BlockSize's powers of two by default)")
+            e.add_argument("--time", type=float, default=60.0, metavar="SECONDS",
+                           help="stop searching after this many seconds (default 60)")
+            e.add_argument("--repeat", type=int, default=5, metavar="N", help="timed runs a setting (default 5)")
         if name != "eval":
             static_options(e, dynamic=True)
         e.set_defaults(func=func)
@@ -380,13 +391,37 @@ def cmd_run(args):
         check_npy_path(args.output)
     prog = load(args)
     values = parse_args(args)
-    kernel = prog.compile(args.entry, **compile_options(args))
+    kernel = prog.compile(args.entry, **tuned_options(args, prog, values))
     emit_result(args, kernel(*values))
 
 
 def cmd_bench(args):
     from fcl.tools.bench import bench_command
-    return bench_command(args, load(args), compile_options(args))
+    prog = load(args)
+    values = parse_args(args) if args.args else None
+    return bench_command(args, prog, tuned_options(args, prog, values) if values is not None
+                         else compile_options(args))
+
+
+def cmd_tune(args):
+    from fcl.tools.tune import tune_command
+    tune_command(args, load(args), parse_args(args), compile_options(args))
+
+
+def tuned_options(args, prog, values) -> dict:
+    """compile_options, with #BlockSize and #NumGroups as `fclc tune` found them for this
+    program, entry and device when the command line gives neither (a note says so)."""
+    options = compile_options(args)
+    if args.block_size is not None or args.num_groups is not None:
+        return options
+    from fcl.tools.tune import tuned_hardware
+    found = tuned_hardware(args, prog, values, options)
+    if found:
+        words = ", ".join(f"{name} {v}" for name, v in found.items())
+        print(f"fcl: note: {words}, as `fclc tune` found for this entry on this device "
+              f"(--block-size or --num-groups overrides)", file=sys.stderr)
+        options.update({"block_size": found.get("#BlockSize"), "num_groups": found.get("#NumGroups")})
+    return options
 
 
 def emit_result(args, result):

@@ -1,0 +1,286 @@
+"""`fclc tune`: the fastest settings of an entry point on the device in use, found and kept.
+
+A setting gives values to the parameters searched: the entry's int arguments named with
+`--vary NAME=V1,V2,...` (by parameter name or 1-based position: tile sizes, chunks, run
+lengths), `#BlockSize` (the powers of two from 32 that the device allows, or the values of
+`--vary '#BlockSize=...'`) and `#NumGroups` (only with `--vary '#NumGroups=...'`).
+
+Each setting is compiled and run once; its result must be the default setting's (equal
+ints, floats within 1e-6 relative, as compiled kernels and the evaluator agree), else it is
+not taken: a tile that drops a tail changes the result, so it is no candidate.  A setting
+that cannot run (too much local memory, a block larger than the device allows) is skipped
+with the reason.  The others are timed: the median kernel time of `repeat` runs (profiling
+events, every kernel of a run summed).
+
+The search is coordinate descent from the default setting: each parameter in turn over all
+of its values with the others held, moving to the fastest, round after round until a round
+finds nothing faster or `--time` seconds are spent.  A round tries the sum of the
+parameters' value counts, not their product (the local searches of Kernel Tuner and
+CLTune; Futhark's `futhark autotune` tunes its thresholds one at a time too).
+
+The best setting is kept on disk per device, program (its text and the prelude's) and
+entry (fcl.base.diskcache, folder "tune"): `fclc run` and `fclc bench` take its
+#BlockSize and #NumGroups when the command line gives neither, and say so.  The command
+line that reproduces the best setting is printed (`--block-size`, `--num-groups`,
+`--static NAME=VALUE`).
+"""
+from __future__ import annotations
+
+import hashlib
+import statistics
+import time
+from dataclasses import dataclass, field
+
+from fcl.api.literals import values_equal
+from fcl.base import diskcache
+from fcl.base.errors import ArgumentError, FCLError
+from fcl.base.hw import DEFAULT_HW
+from fcl.base.resources import prelude_path
+from fcl.runtime.device import choose_device, describe_device, device_limits
+from fcl.tools.bench import format_seconds
+
+HARDWARE = ("#BlockSize", "#NumGroups")
+BLOCK_SIZES = (32, 64, 128, 256, 512, 1024)
+KEEP = 256                     # tuned records kept on disk
+BETTER = 0.99                  # a setting must be 1% faster to replace the best
+
+
+@dataclass(frozen=True)
+class Space:
+    """The parameters searched: name -> the values tried (the first is the default)."""
+    values: dict[str, tuple[int, ...]]
+    positions: dict[str, int]                 # argument name -> its position in the entry's arguments
+
+    def neighbours(self, setting: dict) -> list[dict]:
+        return [{**setting, name: v} for name, vs in self.values.items() for v in vs if v != setting[name]]
+
+
+@dataclass
+class Trial:
+    setting: dict
+    seconds: float | None = None
+    why: str = ""                              # why it was not taken
+
+
+@dataclass
+class Tuned:
+    """What `fclc tune` keeps: the best setting, its time and the default's, and what it ran on."""
+    setting: dict
+    seconds: float
+    default_seconds: float
+    device: str
+    arguments: str
+    trials: list = field(default_factory=list)
+
+    @property
+    def hardware(self) -> dict:
+        return {name: v for name, v in self.setting.items() if name in HARDWARE}
+
+
+# ---------------------------------------------------------------- the search space
+
+def parse_vary(texts: list[str], names: list[str], values: list) -> tuple[dict, dict]:
+    """`--vary NAME=V1,V2` options -> ({name: values}, {argument name: position})."""
+    space, positions = {}, {}
+    for text in texts:
+        name, eq, rest = text.partition("=")
+        try:
+            choices = tuple(int(v) for v in rest.split(",") if v.strip())
+        except ValueError:
+            choices = ()
+        if not eq or not choices:
+            raise ArgumentError(f"--vary {text}: expected NAME=V1,V2,... with int values, for example "
+                                f"--vary tileDim=16,32,64 or --vary '#BlockSize=64,128,256'")
+        if name not in HARDWARE:
+            k = argument_position(name, names)
+            if not isinstance(values[k], int) or isinstance(values[k], bool):
+                raise ArgumentError(f"--vary {text}: argument {k + 1} ({names[k]}) is not an int")
+            name = names[k]
+            positions[name] = k
+        space[name] = choices
+    return space, positions
+
+
+def argument_position(name: str, names: list[str]) -> int:
+    if name.isdigit() and 1 <= int(name) <= len(names):
+        return int(name) - 1
+    if name in names:
+        return names.index(name)
+    raise ArgumentError(f"--vary {name}=...: the entry has no parameter {name} (its parameters: "
+                        f"{', '.join(names)}; a position 1..{len(names)} works too)")
+
+
+def search_space(varied: dict, positions: dict, values: list, hw: dict, max_block: int) -> Space:
+    """Each parameter's values with the default first: the command line's argument or
+    hardware value, then the others."""
+    space = dict(varied)
+    if "#BlockSize" not in space:
+        space["#BlockSize"] = tuple(b for b in BLOCK_SIZES if b <= max_block)
+    out = {}
+    for name, choices in space.items():
+        start = values[positions[name]] if name in positions else hw.get(name)
+        out[name] = tuple(dict.fromkeys(([start] if start is not None else []) + list(choices)))
+    return Space(out, positions)
+
+
+# ---------------------------------------------------------------- measuring
+
+class Runner:
+    """Compiles, checks and times settings of one entry on one device."""
+
+    def __init__(self, program, entry: str, values: list, options: dict, repeat: int):
+        self.program, self.entry, self.values = program, entry, values
+        self.options, self.repeat = options, repeat
+        self.expected = None
+
+    def arguments(self, setting: dict, positions: dict) -> list:
+        out = list(self.values)
+        for name, k in positions.items():
+            out[k] = setting[name]
+        return out
+
+    def measure(self, setting: dict, positions: dict) -> Trial:
+        hw = {"block_size": setting.get("#BlockSize"), "num_groups": setting.get("#NumGroups")}
+        try:
+            kernel = self.program.compile(self.entry, **{**self.options, **hw})
+            args = self.arguments(setting, positions)
+            result, _ = kernel.run(*args)
+            if self.expected is None:
+                self.expected = result
+            elif not values_equal(self.expected, result):
+                return Trial(setting, why="its result differs from the default setting's")
+            runs = [sum(t for _, t in kernel.run(*args)[1]) for _ in range(self.repeat)]
+        except FCLError as e:
+            return Trial(setting, why=e.message)
+        return Trial(setting, statistics.median(runs))
+
+
+def coordinate_descent(space: Space, runner: Runner, budget: float, report) -> list[Trial]:
+    """Trials from the default setting, moving to the fastest neighbour along one parameter
+    at a time, until a round finds nothing faster or `budget` seconds are spent."""
+    deadline = time.monotonic() + budget
+    setting = {name: vs[0] for name, vs in space.values.items()}
+    first = runner.measure(setting, space.positions)
+    report(first)
+    if first.seconds is None:
+        raise ArgumentError(f"the default setting does not run: {first.why}")
+    trials, best, seen = [first], first, {_key(setting)}
+    improved = True
+    while improved and time.monotonic() < deadline:
+        improved = False
+        for name, choices in space.values.items():
+            centre = best
+            for v in choices:
+                candidate = {**centre.setting, name: v}
+                if _key(candidate) in seen or time.monotonic() >= deadline:
+                    continue
+                seen.add(_key(candidate))
+                trial = runner.measure(candidate, space.positions)
+                report(trial)
+                trials.append(trial)
+                if trial.seconds is not None and trial.seconds < best.seconds * BETTER:
+                    best, improved = trial, True
+    return trials
+
+
+def _key(setting: dict) -> tuple:
+    return tuple(sorted(setting.items()))
+
+
+def best_of(trials: list[Trial]) -> Trial:
+    default = trials[0]
+    faster = [t for t in trials if t.seconds is not None and t.seconds < default.seconds * BETTER]
+    return min(faster, key=lambda t: t.seconds) if faster else default
+
+
+# ---------------------------------------------------------------- kept on disk
+
+def record_key(path: str, entry: str, device: str, types: str) -> bytes:
+    """What a tuned setting depends on: the program's text, the prelude's, the entry, the
+    arguments' types and the device."""
+    digest = diskcache.source_digest([path, str(prelude_path())])
+    return hashlib.sha256(digest + "\0".join([entry, device, types]).encode()).digest()
+
+
+def keep(key: bytes, tuned: Tuned):
+    if diskcache.enabled():
+        diskcache.store(diskcache.entry_path("tune", key), tuned, KEEP)
+
+
+def kept(key: bytes) -> Tuned | None:
+    return diskcache.load(diskcache.entry_path("tune", key), Tuned) if diskcache.enabled() else None
+
+
+# ---------------------------------------------------------------- words
+
+def describe(setting: dict) -> str:
+    return ", ".join(f"{name} {v}" for name, v in setting.items())
+
+
+def reproduce(path: str, entry: str, texts: list[str], setting: dict, positions: dict) -> str:
+    """The `fclc run` command line that runs `setting`: hardware flags, the varied
+    arguments as --static, the other arguments as given."""
+    flags = []
+    if "#BlockSize" in setting:
+        flags.append(f"--block-size {setting['#BlockSize']}")
+    if "#NumGroups" in setting:
+        flags.append(f"--num-groups {setting['#NumGroups']}")
+    flags += [f"--static {name}={setting[name]}" for name in positions]
+    rest = [t for k, t in enumerate(texts) if k not in positions.values()]
+    return " ".join(["fclc run", path, "-e", entry, *flags, *rest])
+
+
+# ---------------------------------------------------------------- the command
+
+def tune_command(args, program, values: list, options: dict):
+    """`fclc tune FILE -e NAME ARG ... [--vary ...] [--time S] [--repeat N]`."""
+    from fcl.api.literals import rejoin
+    device = choose_device(options.get("device"))
+    names = program.param_names(args.entry)
+    varied, positions = parse_vary(args.vary, names, values)
+    hw = {"#BlockSize": options.get("block_size") or DEFAULT_HW["#BlockSize"],
+          "#NumGroups": options.get("num_groups")}
+    if "#NumGroups" not in varied:
+        hw.pop("#NumGroups")
+    space = search_space(varied, positions, values, hw, device_limits(device)["max_work_group_size"])
+    runner = Runner(program, args.entry, values, {k: v for k, v in options.items()
+                                                  if k not in ("block_size", "num_groups")}, args.repeat)
+    print(f"tuning {args.entry} on {describe_device(device)}: " +
+          "; ".join(f"{name} in {', '.join(map(str, vs))}" for name, vs in space.values.items()))
+    trials = coordinate_descent(space, runner, args.time, lambda t: print(_trial_line(t), flush=True))
+    best = best_of(trials)
+    default = trials[0]
+    print(f"best: {describe(best.setting)}: {format_seconds(best.seconds)}, "
+          f"{default.seconds / best.seconds:.2f}x the default setting's {format_seconds(default.seconds)} "
+          f"({len(trials)} settings tried of {_product(space)})")
+    texts = rejoin(args.args)
+    print("reproduce: " + reproduce(args.file, args.entry, texts, best.setting, positions))
+    key = record_key(args.file, args.entry, describe_device(device), _types(program, args.entry, values, options))
+    keep(key, Tuned(best.setting, best.seconds, default.seconds, describe_device(device), " ".join(texts),
+                    [(t.setting, t.seconds, t.why) for t in trials]))
+
+
+def tuned_hardware(args, program, values: list, options: dict) -> dict:
+    """The #BlockSize and #NumGroups `fclc tune` kept for this program, entry and device ({}
+    where it kept none)."""
+    device = describe_device(choose_device(options.get("device"), notes=False))
+    record = kept(record_key(args.file, args.entry, device, _types(program, args.entry, values, options)))
+    return record.hardware if record is not None else {}
+
+
+def _types(program, entry: str, values: list, options: dict) -> str:
+    kernel = program.compile(entry, **{k: v for k, v in options.items() if k not in ("block_size", "num_groups")})
+    return repr(kernel.arg_types(kernel.coerce(values)))
+
+
+def _trial_line(t: Trial) -> str:
+    if t.seconds is None:
+        return f"  {describe(t.setting)}: not taken: {t.why}"
+    return f"  {describe(t.setting)}: {format_seconds(t.seconds)}"
+
+
+def _product(space: Space) -> int:
+    n = 1
+    for vs in space.values.values():
+        n *= len(vs)
+    return n
