@@ -9,7 +9,7 @@ cache on disk, fcl.api.kernel_cache), and runs a build on a device
 `value_type` gives the FCL type of an argument value, which picks the build.
 
 fcl.api.literals (which reads fcl.eval.values) and fcl.runtime.device, launch
-and emulate (which import pyopencl) are imported in the methods that use them,
+and emulate (which import pyopencl) are imported where they are first used,
 so that `import fcl` loads neither the evaluator nor pyopencl.
 """
 from __future__ import annotations
@@ -35,6 +35,19 @@ from fcl.types.unify import type_vars
 
 if TYPE_CHECKING:
     from fcl.api.program import Program
+
+# Imported on first use, so that `import fcl` loads neither the evaluator nor pyopencl
+# (so are fcl.runtime.launch and emulate, in Kernel.launcher and Kernel.emulate).
+
+def _literals():
+    from fcl.api import literals        # it reads fcl.eval.values: the evaluator
+    return literals
+
+
+def _device():
+    from fcl.runtime import device      # it imports pyopencl
+    return device
+
 
 STATIC_LIMIT = 8     # distinct values of one argument that get static builds of their own
 # When #NumGroups is not given and the program does not read it, a launch takes up to
@@ -99,14 +112,13 @@ class Kernel:
     def resolve_static(self, static: dict) -> dict[int, object]:
         """{position: value} of the static arguments given as {name or 1-based position: value},
         each checked and converted; ArgumentError for a parameter that is not a scalar."""
-        from fcl.api.literals import coerce_arg
         out = {}
         for key, value in static.items():
             k = self.position(key)
             if not isinstance(self.types[k], T.TCon):
                 raise ArgumentError(f"parameter {self.label(k)} of `{self.name}` has type {self.types[k]}; "
                                     f"only scalar arguments can be static")
-            out[k] = coerce_arg(value, self.types[k], k + 1)
+            out[k] = _literals().coerce_arg(value, self.types[k], k + 1)
         return out
 
     def label(self, k: int) -> str:
@@ -301,12 +313,12 @@ class Kernel:
     def coerce_one(self, v, t: T.Type, k: int):
         """Argument k checked against parameter type `t` and converted; a pyopencl array (alone
         or in a pair) stays on the device, as an array of the parameter's element type."""
-        from fcl.api.literals import coerce_arg, show_type
+        L = _literals()
         if isinstance(v, tuple) and isinstance(t, T.TPairT) and len(v) == 2 and \
                 any(C.is_device_array(x) for x in v):
             return (self.coerce_one(v[0], t.fst, k), self.coerce_one(v[1], t.snd, k))
         if not C.is_device_array(v):
-            return coerce_arg(v, t, k + 1, self.param_names[k] if k < len(self.param_names) else "")
+            return L.coerce_arg(v, t, k + 1, self.param_names[k] if k < len(self.param_names) else "")
         what = f"argument {k + 1}" + (f" ({self.label(k)})" if k < len(self.param_names) else "")
         elem = t.elem if isinstance(t, T.TPullT) else None
         name = elem.name if isinstance(elem, T.TCon) else None
@@ -315,21 +327,20 @@ class Kernel:
                 "int" if v.dtype.kind in "iu" else None
         if name is None:
             raise ArgumentError(f"{what}: a pyopencl array is passed only for an array of int, float, "
-                                f"double or bool; the parameter has type {show_type(t)}")
+                                f"double or bool; the parameter has type {L.show_type(t)}")
         return C.device_array(v, STORAGE_DTYPES[name], name, what)
 
     @property
     def queue(self):
         """The pyopencl CommandQueue (with profiling) calls without pyopencl arguments run on:
         make input arrays with `pyopencl.array.to_device(kernel.queue, x)`."""
-        from fcl.runtime.device import choose_device, get_queue
-        return get_queue(choose_device(self.device_spec))
+        D = _device()
+        return D.get_queue(D.choose_device(self.device_spec))
 
     def launcher(self, values: list):
         """The Launcher of this call: on the context of its pyopencl arguments, if any (they
         must share one), else on the chosen device."""
-        from fcl.runtime.device import choose_device
-        from fcl.runtime.launch import Launcher
+        from fcl.runtime.launch import Launcher      # lazy: imports pyopencl (see the top)
         types = self.arg_types(values)
         static = self.static_values(values)
         build = self.specialise(types, static)
@@ -338,7 +349,7 @@ class Kernel:
         if any(a.context.int_ptr != context.int_ptr for a in arrays):
             raise ArgumentError(f"the pyopencl arrays passed to `{self.name}` belong to different OpenCL contexts")
         device = (arrays[0].queue.device if arrays[0].queue is not None else context.devices[0]) if arrays \
-            else choose_device(self.device_spec)
+            else _device().choose_device(self.device_spec)
         key = (types, static, device.int_ptr, context.int_ptr if context else None)
         if key not in self._launchers:
             self._launchers[key] = Launcher(build.plan, build.source, device, build.spans, context)
@@ -347,7 +358,7 @@ class Kernel:
     def emulate(self, *args):
         """The result of the compiled plan run on the kernel-IR interpreter: no device
         (fcl.runtime.emulate; slow, for small inputs and for testing passes)."""
-        from fcl.runtime.emulate import Emulator
+        from fcl.runtime.emulate import Emulator      # lazy: imports pyopencl (see the top)
         values = self.coerce(args)
         build = self.specialise(self.arg_types(values), self.static_values(values))
         return Emulator(build.plan, build.spans).run(values)[0]
@@ -355,27 +366,24 @@ class Kernel:
     def run(self, *args, **kwargs):
         """(result, [(kernel name, seconds)]) on the device."""
         result = self(*args, **kwargs)
-        from fcl.runtime.device import running_on
-        with running_on(self._last_device):
+        with _device().running_on(self._last_device):
             return result, self.last_profile.kernels
 
     def __call__(self, *args, **kwargs):
         """The result of the entry on these arguments, run on the device; the kernels and
         their times are in `last_profile` afterwards."""
-        from fcl.runtime.device import running_on
         values = self.coerce(args, kwargs)
         launcher = self.launcher(values)
         self._last_device = launcher.device
-        with running_on(launcher.device):
+        with _device().running_on(launcher.device):
             result, self.last_profile = launcher.start(values, on_device=self.result == "device")
         return result
 
     def time(self, *args, repeat: int = 10) -> list[float]:
         """Kernel seconds (profiling events, all kernels of one run summed) of `repeat` runs."""
-        from fcl.runtime.device import running_on
         values = self.coerce(args)
         launcher = self.launcher(values)
-        with running_on(launcher.device):
+        with _device().running_on(launcher.device):
             return launcher.time(values, repeat)
 
 

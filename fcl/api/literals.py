@@ -26,7 +26,7 @@ from fcl.base.errors import ArgumentError
 from fcl.base.hw import VALUE_DTYPES
 from fcl.base.scalars import INT_MAX, INT_MIN
 from fcl.eval.values import EMPTY, EmptyArray
-from fcl.types.terms import TCon, TFunT, TLevelFunT, TPairT, TPullT, TPushT, TVarT, Type
+from fcl.types.terms import TCon, TFunT, TLevelFunT, TPairT, TPullT, TPushT, TVarT, Type, format_type
 
 DTYPES = {str(t): dt for t, dt in VALUE_DTYPES.items()}    # element name -> numpy dtype the user sees
 ELEMENT_NAMES = {dt: name for name, dt in DTYPES.items()}
@@ -406,7 +406,6 @@ def _dtype_kind(dtype: np.dtype) -> str | None:
 
 def show_type(ty: Type) -> str:
     """A type as messages write it (the checker's canonical printer)."""
-    from fcl.types.terms import format_type
     return format_type(ty)
 
 

@@ -178,7 +178,7 @@ class Program:
 
     def coerce(self, name: str, args) -> list:
         """The arguments of entry `name`, checked against its parameter types and converted."""
-        from fcl.api.literals import coerce_arg
+        from fcl.api.literals import coerce_arg      # lazy: it loads the evaluator (see the top)
         types = self.param_types(name, len(args))
         names = self.param_names(name)
         return [coerce_arg(a, t, k + 1, names[k] if k < len(names) else "")
@@ -188,7 +188,7 @@ class Program:
 
     def evaluator(self, hw: dict):
         """The reference evaluator of this program for hardware parameters `hw` (kept)."""
-        from fcl.eval import Evaluator
+        from fcl.eval import Evaluator      # lazy: `import fcl` must not load the evaluator (see the top)
         key = tuple(sorted(hw.items()))
         if key not in self._evaluators:
             self._evaluators[key] = Evaluator(list(self.decls), hw)

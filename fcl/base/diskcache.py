@@ -20,6 +20,7 @@ import sys
 import tempfile
 
 from fcl.base.recursion import deep_recursion     # trees nest as deep as the programs
+from fcl.base.resources import user_cache
 
 
 def enabled() -> bool:
@@ -38,7 +39,6 @@ def source_digest(paths) -> bytes:
 
 
 def entry_path(folder: str, key: bytes) -> str:
-    from fcl.base.resources import user_cache
     return user_cache(folder, hashlib.sha256(key).hexdigest()[:32] + ".pickle")
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
+from fcl.base.errors import EnvironmentProblem
+
 PRELUDE_NAME = "prelude.fcl"
 
 
@@ -26,7 +28,6 @@ def prelude_path() -> Path:
     checkout = Path(__file__).resolve().parents[2] / "prelude" / PRELUDE_NAME
     if checkout.is_file():
         return checkout
-    from fcl.base.errors import EnvironmentProblem
     raise EnvironmentProblem(f"the FCL prelude ({PRELUDE_NAME}) is missing from this "
                              "installation: reinstall with `pip install .`")
 

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from fcl.fuzz.gen import generate_case
+from fcl.fuzz.minimize import minimize_failures
 from fcl.fuzz.runner import PASSING, Runner, run_many, summarize
 
 
@@ -74,7 +75,6 @@ def main(argv=None) -> int:
     results = run_many((generate_case(s) for s in seeds), args.jobs, args.timeout, args.oclgrind,
                        args.time, report, args.emulate, args.stop)
     if args.keep and failures:
-        from fcl.fuzz.minimize import minimize_failures
         out = Path(args.keep)
         out.mkdir(parents=True, exist_ok=True)
         runner = Runner(args.timeout, args.oclgrind, args.emulate)

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 
+from fcl.api.program import load
+from fcl.base.errors import FCLError
 from fcl.fuzz.gen import Case
 from fcl.syntax import ast as A
+from fcl.syntax import parse_program
+from fcl.syntax.pretty import print_decl
 
 
 def subexprs(e: A.Expr):
@@ -73,10 +77,6 @@ def minimize(case: Case, status: str, runner, attempts: int = 300, seconds: floa
     """The smallest variant of `case` found that still gets verdict `status`, within
     `attempts` runs and (when given) about `seconds` of wall-clock time."""
     import time
-
-    from fcl.api.program import load
-    from fcl.base.errors import FCLError
-    from fcl.syntax import parse_program
     deadline = None if seconds is None else time.monotonic() + seconds
 
     def same(c: Case) -> bool:
@@ -136,8 +136,6 @@ def _with_body(v: A.Expr, body: A.Expr) -> A.Expr:
 
 
 def source_with_for(case: Case, body: A.Expr) -> str:
-    from fcl.syntax import parse_program
-    from fcl.syntax.pretty import print_decl
     program = parse_program(case.source, "fuzz.fcl")
     k, d = _entry_decl(program, case.entry)
     decls = list(program.decls)

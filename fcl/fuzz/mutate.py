@@ -31,9 +31,16 @@ import re
 import sys
 from pathlib import Path
 
+from fcl.api.kernel import default_type
+from fcl.api.program import load
+from fcl.base.errors import FCLError, NO_SOURCE
 from fcl.base.hw import LEVEL_KEYWORDS
+from fcl.codegen.lower.entry import lower_entry
 from fcl.fuzz.minimize import replace_at, subexprs
 from fcl.syntax import ast as A
+from fcl.syntax import parse_program
+from fcl.syntax.pretty import print_decl
+from fcl.types import terms as T
 
 HW = {"#BlockSize": 64, "#WarpSize": 32, "#NumGroups": 8}
 BOUNDARY_INTS = (0, 1, -1, 2147483647, -2147483648, 65536)
@@ -94,8 +101,6 @@ def token_mutant(text: str, rng: random.Random) -> str:
 
 def mutants(text: str, rng: random.Random, count: int):
     """`count` mutants of `text` (its comments dropped first: they only cost parsing time)."""
-    from fcl.syntax import parse_program
-    from fcl.syntax.pretty import print_decl
     whole = parse_program(text, "mutant.fcl")
     vals = [k for k, d in enumerate(whole.decls) if isinstance(d, A.Val)]
     for _ in range(count):
@@ -130,10 +135,6 @@ def check_mutant(text: str, eval_args: dict | None = None) -> str | None:
     error (located FCLErrors are fine); else what went wrong."""
     import traceback
 
-    from fcl.api.kernel import default_type
-    from fcl.api.program import load
-    from fcl.base.errors import FCLError, NO_SOURCE
-
     def located(e):
         return e.span is not None and e.span.source is not NO_SOURCE
 
@@ -143,12 +144,10 @@ def check_mutant(text: str, eval_args: dict | None = None) -> str | None:
         return None if located(e) else f"unlocated {type(e).__name__}: {e.message}"
     except Exception as e:  # noqa: BLE001
         return f"{type(e).__name__} while loading: {e}\n{traceback.format_exc(limit=8)}"
-    from fcl.codegen.lower.entry import lower_entry
     for name in prog.names():
         try:
             scheme = prog.scheme(name)
             t, params = scheme.body, []
-            from fcl.types import terms as T
             if isinstance(t, T.TLevelFunT):
                 continue
             while isinstance(t, T.TFunT):

@@ -28,6 +28,7 @@ import time
 from dataclasses import asdict
 
 from fcl.fuzz.gen import Case
+from fcl.runtime.oclgrind import oclgrind_env
 
 PASSING = ("ok", "error", "refused", "skip", "slow")
 
@@ -48,7 +49,6 @@ class Runner:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
         cmd = [sys.executable, "-m", "fcl.fuzz.worker"]
         if self.oclgrind:
-            from fcl.runtime.oclgrind import oclgrind_env
             env = oclgrind_env(self.log_path, env)
             env["OCLGRIND_BUILD_OPTIONS"] = "-cl-opt-disable"
             env["PYOPENCL_NO_CACHE"] = "1"

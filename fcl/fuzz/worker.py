@@ -30,6 +30,11 @@ import signal
 import sys
 import traceback
 
+from fcl.api.kernel import value_type
+from fcl.api.literals import format_value, parse_arg, values_equal
+from fcl.api.program import load
+from fcl.base.errors import NO_SOURCE, CompileError, CompilerBug, EvalError, FCLError, ParseError, TypeCheckError
+
 SOURCE_LIMIT = 400_000      # characters of OpenCL; the generator's programs stay far below
 EMULATE_SECONDS = 5.0
 
@@ -58,7 +63,6 @@ def phase(name: str):
 
 
 def located(e) -> bool:
-    from fcl.base.errors import NO_SOURCE
     return e.span is not None and e.span.source is not NO_SOURCE
 
 
@@ -79,11 +83,6 @@ def error_class(message: str) -> str:
 
 
 def run_case(case: dict, device: str | None) -> dict:
-    from fcl.api.program import load
-    from fcl.api.literals import format_value, parse_arg, values_equal
-    from fcl.api.kernel import value_type
-    from fcl.base.errors import CompileError, CompilerBug, EvalError, FCLError, ParseError, TypeCheckError
-
     hw = dict(block_size=case["block_size"], warp_size=case["warp_size"], num_groups=case["num_groups"])
     phase("check")
     try:
@@ -152,8 +151,6 @@ def run_case(case: dict, device: str | None) -> dict:
 
 def emulate(kernel, values, expected) -> dict:
     """The compiled plan on the kernel-IR interpreter, EMULATE_SECONDS at most."""
-    from fcl.api.literals import format_value, values_equal
-    from fcl.base.errors import CompilerBug
     phase("emulate")
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, EMULATE_SECONDS)

@@ -18,6 +18,7 @@ from fcl.base.errors import ArgumentError, CompileError, CompilerBug, EvalError
 from fcl.base.hw import STORAGE_DTYPES
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
+from fcl.codegen.lower.entry import site_key
 from fcl.codegen.opencl import kernel_symbol
 from fcl.runtime import calling as C
 from fcl.runtime import device as D
@@ -252,7 +253,6 @@ class Launcher:
     def check_error(self, site: int, values) -> EvalError:
         """The error of run-time check number `site` that failed with `values` (the
         evaluator's words, at the evaluator's place)."""
-        from fcl.codegen.lower.entry import site_key
         kind = self.plan.check_kind(site)
         what = "bounds check" if kind == "index" else "run-time check"
         return EvalError(P.failure_message(kind, values), self.spans.get(site_key(site)),

@@ -15,6 +15,8 @@ import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 
+from fcl.runtime.platforms import all_devices, is_oclgrind
+
 OCLGRIND_ENV = {
     "OCLGRIND_DATA_RACES": "1",
     "OCLGRIND_UNIFORM_WRITES": "1",
@@ -26,7 +28,6 @@ OCLGRIND_ENV = {
 def oclgrind_available() -> bool:
     """Whether an Oclgrind platform is visible to pyopencl in this process."""
     try:
-        from fcl.runtime.platforms import all_devices, is_oclgrind
         return any(is_oclgrind(d) for d in all_devices())
     except Exception:      # no pyopencl, or no ICD loader platforms at all
         return False

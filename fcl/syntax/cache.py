@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import functools
 
-from fcl.base import diskcache
+from fcl.base import diskcache, errors
 from fcl.syntax import ast as A
+from fcl.syntax import grammar, parser
 from fcl.syntax.parser import parse_program
 
 KEEP = 256          # entries kept; the oldest written go first
@@ -26,8 +27,6 @@ KEEP = 256          # entries kept; the oldest written go first
 @functools.cache
 def _parser_digest() -> bytes:
     """What the trees depend on besides the text: the parser's source and the Python version."""
-    from fcl.base import errors
-    from fcl.syntax import grammar, parser
     return diskcache.source_digest(m.__file__ for m in (A, grammar, parser, errors))
 
 

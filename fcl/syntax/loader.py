@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from fcl.base.errors import ParseError, Span
+from fcl.base.resources import prelude_path
 from fcl.syntax import ast as A
 from fcl.syntax.cache import parse_file
 
@@ -76,8 +77,6 @@ _PRELUDE_CACHE: dict[str, tuple] = {}
 
 def prelude_decls() -> tuple:
     """The prelude's declarations, parsed once per process."""
-    from fcl.base.resources import prelude_path
-
     path = str(prelude_path())
     if path not in _PRELUDE_CACHE:
         with open(path, encoding="utf-8") as f:

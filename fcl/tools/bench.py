@@ -24,7 +24,10 @@ import time
 
 import numpy as np
 
+from fcl.api.literals import parse_arg, rejoin
 from fcl.base.errors import ArgumentError
+from fcl.runtime.device import choose_device
+from fcl.tools.testblocks import parse_test_blocks
 
 
 def format_seconds(seconds: float) -> str:
@@ -38,10 +41,8 @@ def format_seconds(seconds: float) -> str:
 
 def datasets(args, path: str) -> list[tuple[str, list[str]]]:
     """(label, argument texts) to time: the command line's, else the test blocks' inputs."""
-    from fcl.api.literals import rejoin
     if args.args:
         return [("arguments", rejoin(args.args))]
-    from fcl.tools.testblocks import parse_test_blocks
     with open(path, encoding="utf-8") as f:
         cases = parse_test_blocks(f.read(), path)
     found = [(f"{path}:{c.line}", list(c.args)) for c in cases if c.entry == args.entry and c.error is None]
@@ -70,8 +71,6 @@ def moved_bytes(values: list, result) -> int:
 
 
 def bench_command(args, program, options: dict) -> int:
-    from fcl.api.literals import parse_arg
-    from fcl.runtime.device import choose_device
     if args.repeat < 1:
         raise ArgumentError(f"--repeat {args.repeat}: give at least 1 run")
     kernel = program.compile(args.entry, **options)

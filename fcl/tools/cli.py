@@ -11,7 +11,20 @@ import sys
 import numpy as np
 
 from fcl.api.literals import ELIDE_THRESHOLD as ELIDE
+from fcl.api.literals import count_elements, format_elided, format_value, os_problem, parse_arg, rejoin
+from fcl.api.program import load_file
 from fcl.base.errors import ArgumentError, CompilerBug, EnvironmentProblem, FCLError
+from fcl.codegen.passes import describe_passes
+from fcl.codegen.plan import json_text
+from fcl.syntax import print_program
+
+# fcl.runtime.device, fcl.runtime.pymodule and fcl.tools.bench import pyopencl, and
+# fcl.tools.testrun and fcl.tools.repl take several ms to import: only the commands that
+# use them import them, so that the others start without them.
+
+def runtime_device():
+    from fcl.runtime import device      # it imports pyopencl
+    return device
 
 
 def main(argv=None) -> int:
@@ -40,8 +53,7 @@ def dispatch(args) -> int:
     """Run the command; map every error to its message and exit status."""
     try:
         if getattr(args, "verbose", False):
-            from fcl.runtime.device import set_verbose
-            set_verbose()
+            runtime_device().set_verbose()
         status = args.func(args) or 0
         sys.stdout.flush()
         return status
@@ -321,7 +333,6 @@ def static_options(p: argparse.ArgumentParser, dynamic: bool):
 # ---------------------------------------------------------------- commands
 
 def load(args, path=None):
-    from fcl.api.program import load_file
     return load_file(path or args.file, prelude=not args.no_prelude)
 
 
@@ -338,8 +349,6 @@ def compile_options(args, dump_after=()) -> dict:
 
 def static_args(args) -> dict:
     """The keyword arguments of Program.compile for --static and --dynamic."""
-    from fcl.api.literals import parse_arg
-    from fcl.base.errors import ArgumentError
     static = {}
     for text in args.static:
         name, eq, value = text.partition("=")
@@ -351,7 +360,6 @@ def static_args(args) -> dict:
 
 
 def parse_args(args) -> list:
-    from fcl.api.literals import parse_arg, rejoin
     return [parse_arg(text, seed=args.seed, position=k + 1) for k, text in enumerate(rejoin(args.args))]
 
 
@@ -396,7 +404,7 @@ def cmd_run(args):
 
 
 def cmd_bench(args):
-    from fcl.tools.bench import bench_command
+    from fcl.tools.bench import bench_command       # lazy: imports pyopencl (see the top)
     prog = load(args)
     values = parse_args(args) if args.args else None
     return bench_command(args, prog, tuned_options(args, prog, values) if values is not None
@@ -404,7 +412,7 @@ def cmd_bench(args):
 
 
 def cmd_tune(args):
-    from fcl.tools.tune import tune_command
+    from fcl.tools.tune import tune_command         # lazy: imports pyopencl
     tune_command(args, load(args), parse_args(args), compile_options(args))
 
 
@@ -414,7 +422,7 @@ def tuned_options(args, prog, values) -> dict:
     options = compile_options(args)
     if args.block_size is not None or args.num_groups is not None:
         return options
-    from fcl.tools.tune import tuned_hardware
+    from fcl.tools.tune import tuned_hardware       # lazy: imports pyopencl
     found = tuned_hardware(args, prog, values, options)
     if found:
         words = ", ".join(f"{name} {v}" for name, v in found.items())
@@ -425,7 +433,6 @@ def tuned_options(args, prog, values) -> dict:
 
 
 def emit_result(args, result):
-    from fcl.api.literals import count_elements, format_elided, format_value
     if getattr(args, "output", None):
         if getattr(args, "full", False):
             raise conflict("-o", "--full", "-o writes the result to a file, --full prints it")
@@ -446,9 +453,9 @@ def emit_result(args, result):
 
 def local_memory_limit(spec) -> str:
     """`local memory limit: N bytes per work-group on DEVICE (PLATFORM)`, for --explain."""
-    from fcl.runtime.device import choose_device, device_limits
+    D = runtime_device()
     try:
-        limits = device_limits(choose_device(spec))
+        limits = D.device_limits(D.choose_device(spec))
     except EnvironmentProblem as e:
         return f"local memory limit: unknown (no OpenCL device: {e})"
     return (f"local memory limit: {limits['local_mem_size']} bytes per work-group on "
@@ -479,7 +486,6 @@ def check_npy_path(path: str) -> None:
 
 def writing(path: str, write):
     """write(), with a path that cannot be written as the user's error (exit 1), saying why."""
-    from fcl.api.literals import os_problem
     try:
         write()
     except OSError as e:
@@ -488,16 +494,13 @@ def writing(path: str, write):
 
 def cmd_compile(args):
     if args.passes:
-        from fcl.codegen.passes import describe_passes
         print(describe_passes())
         return
     if not args.file or not args.entry:
-        from fcl.base.errors import ArgumentError
         raise ArgumentError("compile needs a FILE and at least one -e NAME (or --passes)")
     check_compile_flags(args)
     prog = load(args)
     if args.dump == "ast":
-        from fcl.syntax import print_program
         print(print_program(prog.ast))
         return
     if args.dump == "types":
@@ -514,11 +517,10 @@ def cmd_compile(args):
             print(local_memory_limit(args.device))
         return
     if args.emit == "py":
-        from fcl.runtime.pymodule import emit_module
+        from fcl.runtime.pymodule import emit_module      # lazy: imports pyopencl (see the top)
         text = emit_module([k.plan for k in kernels], [k.opencl_source for k in kernels], args.file,
                            [k.describe(compiled=True) for k in kernels])
     elif args.emit == "json":
-        from fcl.codegen.plan import json_text
         text = json_text([k.plan for k in kernels])
     else:
         text = "\n".join(k.opencl_source for k in kernels)
@@ -565,7 +567,7 @@ def compile_entries(prog, args, options: dict) -> list:
 
 
 def cmd_test(args):
-    from fcl.tools.testrun import run_test_files
+    from fcl.tools.testrun import run_test_files    # lazy: ms of import only `fclc test` needs
     if args.evaluator_only and args.device:
         raise conflict("--evaluator-only", "--device", "the tests would not run on the device")
     if args.jobs < 1:
@@ -575,15 +577,14 @@ def cmd_test(args):
 
 
 def cmd_devices(args):
-    from fcl.runtime.device import survey
-    lines, problem = survey(args.device)
+    lines, problem = runtime_device().survey(args.device)
     print("\n".join(lines))
     if problem is not None:
         raise problem
 
 
 def cmd_repl(args):
-    from fcl.tools.repl import run_repl
+    from fcl.tools.repl import run_repl              # lazy: ms of import only `fclc repl` needs
     return run_repl(args)
 
 

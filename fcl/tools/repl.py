@@ -15,7 +15,15 @@ import re
 import sys
 from pathlib import Path
 
-from fcl.base.errors import CompilerBug, EnvironmentProblem, FCLError, ParseError
+from fcl.api.literals import format_value, parse_arg
+from fcl.api.program import hardware, load, load_file
+from fcl.base.errors import ArgumentError, CompilerBug, EnvironmentProblem, FCLError, ParseError
+from fcl.base.resources import prelude_path
+from fcl.syntax import ast as A
+from fcl.syntax import expand_includes, parse_expr, parse_program
+from fcl.types import check_expr, format_scheme
+from fcl.types import terms as T
+from fcl.types.builtins import HARDWARE_PARAMETERS, PRIMITIVES
 
 SOURCE = "<input>"
 HISTORY = Path("~/.fcl_history")
@@ -54,7 +62,6 @@ class Session:
 
     def __init__(self, file: str | None = None, prelude: bool = True, hw: dict | None = None,
                  device: str | None = None, seed: int | None = None):
-        from fcl.api.program import hardware
         self.prelude = prelude
         self.hw = dict(hw) if hw else hardware()
         self.device = device
@@ -69,7 +76,6 @@ class Session:
     @classmethod
     def from_args(cls, args) -> "Session":
         """The `fclc repl` options (file, --no-prelude, hardware, --device, --seed) -> Session."""
-        from fcl.api.program import hardware
         hw = hardware(args.block_size, args.warp_size, args.num_groups)
         return cls(args.file, prelude=not args.no_prelude, hw=hw, device=args.device, seed=args.seed)
 
@@ -77,7 +83,6 @@ class Session:
 
     def _reset_to_file(self, program) -> None:
         """Make `program` (a facade Program, or None for no file) the session's base."""
-        from fcl.api.program import load
         if program is None:
             program = load("", SOURCE, prelude=self.prelude)
         self._program = program         # the facade Program of the file and the session
@@ -94,7 +99,6 @@ class Session:
         return self._program.evaluator(self.hw)
 
     def _load(self, path: str) -> str:
-        from fcl.api.program import load_file
         program = load_file(path, prelude=self.prelude)
         self.file = path
         self._reset_to_file(program)
@@ -166,9 +170,6 @@ class Session:
 
     def _declare(self, text: str) -> str:
         """Declarations -> checked against the session's program, which they extend."""
-        from fcl.syntax import ast as A
-        from fcl.syntax import expand_includes, parse_program
-        from fcl.types import format_scheme
         program = expand_includes(parse_program(text, SOURCE), SOURCE)
         decls = tuple(program.decls)
         notes = []
@@ -198,15 +199,10 @@ class Session:
         return "\n".join(lines)
 
     def _typed_expr(self, text: str):
-        from fcl.syntax import parse_expr
-        from fcl.types import check_expr
         expr = parse_expr(text, SOURCE)
         return expr, check_expr(expr, self.env)
 
     def _evaluate(self, text: str, cost: bool) -> str:
-        from fcl.api.literals import format_value
-        from fcl.types import terms as T
-        from fcl.types import format_scheme
         expr, scheme = self._typed_expr(text)
         if isinstance(scheme.body, (T.TFunT, T.TLevelFunT)):
             return f"<function> : {format_scheme(scheme)}"
@@ -217,7 +213,6 @@ class Session:
     # ------------------------------------------------------------ commands
 
     def cmd_type(self, rest: str) -> str:
-        from fcl.types import format_scheme
         _, scheme = self._typed_expr(rest)
         return f"{' '.join(rest.split())} : {format_scheme(scheme)}"
 
@@ -241,15 +236,12 @@ class Session:
         return "\n".join(self.kernel(name).opencl_source.rstrip("\n") for name in rest.split())
 
     def cmd_run(self, rest: str) -> str:
-        from fcl.api.literals import format_value, parse_arg
         name, _, args_text = rest.partition(" ")
         values = [parse_arg(a, seed=self.seed, position=k + 1)
                   for k, a in enumerate(split_args(args_text))]
         return format_value(self.kernel(name)(*values))
 
     def cmd_browse(self, rest: str) -> str:
-        from fcl.types import format_scheme
-        from fcl.types.builtins import HARDWARE_PARAMETERS
         groups: dict[str, list[str]] = {}
         for name in self.env.names():
             if rest in name:
@@ -265,9 +257,6 @@ class Session:
                          for title in order if groups.get(title))
 
     def cmd_doc(self, rest: str) -> str:
-        from fcl.base.errors import ArgumentError
-        from fcl.types import format_scheme
-        from fcl.types.builtins import HARDWARE_PARAMETERS, PRIMITIVES
         name = rest.strip()
         if name in HARDWARE_PARAMETERS:
             return f"{name} : int = {self.hw[name]}\na hardware parameter, fixed when a kernel is compiled"
@@ -285,13 +274,11 @@ class Session:
 
     def _origin(self, name: str) -> tuple[str, str, str]:
         """(group, `declared at FILE:LINE`, doc comment) of the newest declaration of `name`."""
-        from fcl.base.resources import prelude_path
-        from fcl.syntax.ast import Sig, Val
         decls = self._program.decls
         for k in range(len(decls) - 1, -1, -1):
-            if isinstance(decls[k], Val) and decls[k].name == name:
+            if isinstance(decls[k], A.Val) and decls[k].name == name:
                 before = decls[k - 1] if k else None
-                sig = before if isinstance(before, Sig) and before.name == name else None
+                sig = before if isinstance(before, A.Sig) and before.name == name else None
                 span = (sig or decls[k]).span
                 source = span.source.name
                 if source == SOURCE:
@@ -350,7 +337,6 @@ def split_command(text: str) -> tuple[str, str]:
 
 def command_named(word: str) -> str:
     """`:word` -> the full command name (exact name or unique prefix), or ArgumentError."""
-    from fcl.base.errors import ArgumentError
     word = "help" if word == "?" else word
     if word in COMMANDS:
         return word

@@ -25,7 +25,10 @@ import sys
 import threading
 from dataclasses import dataclass
 
-from fcl.base.errors import CompilerBug, EnvironmentProblem, FCLError
+from fcl.api.literals import EmptyArray, format_value, parse_arg, values_equal
+from fcl.api.program import load_file
+from fcl.base.errors import NO_SOURCE, CompilerBug, EnvironmentProblem, FCLError
+from fcl.tools.testblocks import parse_test_blocks
 
 BLOCK_START = re.compile(r"^\s*--\s*==")
 
@@ -64,6 +67,7 @@ def run_test_files(files, prelude=True, device=None, hw=None, seed=None, out=Non
 
 
 def device_name(spec: str) -> str:
+    # imported here: it imports pyopencl, which `fclc test --evaluator-only` never loads
     from fcl.runtime.device import choose_device
     d = choose_device(spec or None)
     return f"{d.name.strip()} ({d.platform.name.strip()})"
@@ -72,7 +76,6 @@ def device_name(spec: str) -> str:
 def read_tests(path: str, prelude: bool) -> list:
     """The test cases and broken blocks of one file, in order (one BrokenBlock for a file that
     cannot be read or does not load)."""
-    from fcl.tools.testblocks import parse_test_blocks
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
@@ -137,7 +140,6 @@ def run_task(path, item, settings) -> tuple[bool, str]:
 
 
 def program(path: str, prelude: bool):
-    from fcl.api.program import load_file
     key = (path, prelude)
     if key not in _PROGRAMS:
         try:
@@ -201,7 +203,6 @@ def _async_timer(seconds: float):
 
 
 def run_case(prog, case, device, hw, seed, kernels) -> tuple[bool, str]:
-    from fcl.api.literals import format_value, parse_arg, values_equal
     try:
         args = [parse_arg(a, seed=seed, position=k + 1) for k, a in enumerate(case.args)]
     except FCLError as e:
@@ -237,7 +238,6 @@ def run_case(prog, case, device, hw, seed, kernels) -> tuple[bool, str]:
 def expect_error(prog, case, args, device, hw, kernels) -> tuple[bool, str]:
     """An `error:` test: the evaluator and the compiled program (on the device) must both
     report an error whose message contains the text."""
-    from fcl.api.literals import format_value
     want = case.error.lower()
     try:
         result = prog.evaluate(case.entry, *args, **hw)
@@ -282,7 +282,6 @@ def run_on_device(prog, case, args, device, hw, kernels):
 
 def mismatch(expected, actual, path: str = "") -> str:
     """`; lengths 8 and 7` / `; first difference at index 3: expected 4, got 5` (or '')."""
-    from fcl.api.literals import EmptyArray, format_value, values_equal
     seq = (list, tuple) if not isinstance(expected, tuple) else (list,)
     if isinstance(expected, tuple) and isinstance(actual, tuple) and len(expected) == len(actual) == 2:
         for k, part in enumerate(("first", "second")):
@@ -309,7 +308,6 @@ def _is_array(v, seq) -> bool:
 
 def located(e: FCLError) -> str:
     """`FILE:LINE:COL: error: message` (as `fclc eval` prints its first line), or the message."""
-    from fcl.base.errors import NO_SOURCE
     if e.span is None or e.span.source is NO_SOURCE:
         return e.message
     return f"{e.span.location()}: error: {e.message}"

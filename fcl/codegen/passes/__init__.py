@@ -85,6 +85,7 @@ def run_pipeline(kp: P.Plan, options: PassOptions = PassOptions()) -> tuple[P.Pl
         kp = p.run(kp)
         mapped = mapped or p.name == MAP_HW
         if verify:
+            # imported here: only the tests verify, and the module costs every `import fcl` ~2 ms
             from fcl.codegen.verify import verify_program
             verify_program(kp, after=p.name, mapped=mapped)
         if p.name in options.dump_after:
