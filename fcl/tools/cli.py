@@ -1,5 +1,6 @@
-"""`fclc`: the command line (interface.md).  Calls only the facade (fcl.api.program)
-and fcl.api.literals.  A mistake in the user's program or arguments prints a located
+"""`fclc`: the command line (interface.md).  Programs through fcl.api.program, arguments and
+results through fcl.api.literals; the other commands' modules (bench, tune, testrun, repl)
+and anything that imports pyopencl load when their command runs.  A mistake in the user's program or arguments prints a located
 diagnostic and exits 1; a problem with the environment exits 2; a bug in FCL
 itself prints one line saying so and exits 3.  Never a Python traceback.
 """
