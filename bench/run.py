@@ -108,9 +108,10 @@ class Rig:
 
     # ------------------------------------------------------------ hand-written OpenCL
 
-    def build(self, source: str):
+    def build(self, source: str, defines: dict | None = None):
+        options = D.build_options(self.device) + tuple(f"-D{k}={v}" for k, v in (defines or {}).items())
         try:        # FCL's own options (FCL_BUILD_OPTIONS too): both sides are built alike
-            return D.build_program(self.context, (S.KERNELS / source).read_text(), D.build_options(self.device))
+            return D.build_program(self.context, (S.KERNELS / source).read_text(), options)
         except CompilerBug as e:       # its message says "generated OpenCL C"; this is ours
             raise RuntimeError(f"bench/kernels/{source} does not build on "
                                f"{D.describe_device(self.device)}:{str(e).split('build log:', 1)[-1]}") from None
@@ -118,7 +119,7 @@ class Rig:
     def hand(self, row: S.Hand, inputs: dict, dims: tuple) -> Ready:
         cl = self.cl
         mf = cl.mem_flags
-        program = self.build(row.source)
+        program = self.build(row.source, row.defines())
         bufs = {k: cl.Buffer(self.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=v) for k, v in inputs.items()}
         dtype = next(iter(inputs.values())).dtype
         n = row.out_len(dims)

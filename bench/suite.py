@@ -268,13 +268,16 @@ class Launch:
 class Hand:
     """A hand-written kernel as a row.  `setup(alloc, bufs, dims, out)` returns the
     launches, in order: `bufs` are the inputs on the device, `out` the result buffer
-    (of `out_len(dims)` elements), `alloc(nbytes)` makes a scratch buffer."""
+    (of `out_len(dims)` elements), `alloc(nbytes)` makes a scratch buffer.  `defines()`
+    gives the macros the source is built with (read when the row runs, so that tests can
+    lower a module constant)."""
     bench: str
     variant: str
     source: str                     # file in bench/kernels/
     setup: Callable
     out_len: Callable[[tuple], int]
     kind: str = "int"
+    defines: Callable[[], dict] = dict
     impl: str = field(default="hand", init=False)
 
 
@@ -329,6 +332,21 @@ def setup_scan(alloc, bufs, dims, out):
                    (groups * BS,), (BS,))]
 
 
+SCAN1_ITEMS = 32              # ITEMS in scan_onepass.cl: a tile is BS x ITEMS elements (the tests
+                              # take 4: tiles of 1024, so that their small sizes look back)
+
+
+def setup_scan_onepass(alloc, bufs, dims, out):
+    """Single pass with decoupled look-back: a work-group per tile.  Every run needs the
+    ticket counter and the tiles' status words zeroed first: scan_onepass_init, a launch
+    of the row (so it is timed with the scan)."""
+    n = dims[0]
+    tiles = ceil_div(n, BS * SCAN1_ITEMS)
+    status, counter = alloc(8 * tiles), alloc(4)
+    return [Launch("scan_onepass_init", (status, counter, np.int32(tiles)), (ceil_div(tiles, BS) * BS,), (BS,)),
+            Launch("scan_onepass", (bufs["a"], out, np.int32(n), status, counter), (tiles * BS,), (BS,))]
+
+
 def setup_matvec(alloc, bufs, dims, out):
     rows, cols = dims
     return [Launch("matvec", (bufs["A"], bufs["B"], out, np.int32(rows), np.int32(cols)),
@@ -353,10 +371,12 @@ HAND_ROWS = [
     Hand("reverse", "local-memory tiles of 1024", "reverse.cl", setup_reverse, whole),
     Hand("transpose", "padded 32x32 tiles", "transpose.cl", setup_transpose, whole),
     Hand("reduce", "two passes, sequential phase + tree", "reduce.cl", setup_reduce, lambda d: 1),
+    Hand("scan", "single pass, decoupled look-back, 32 items a work-item", "scan_onepass.cl",
+         setup_scan_onepass, whole, defines=lambda: {"ITEMS": SCAN1_ITEMS}),
     Hand("scan", "reduce-then-scan, 3 kernels", "scan.cl", setup_scan, whole),
     Hand("matvec", "work-group per row (float)", "matvec.cl", setup_matvec, lambda d: d[0], kind="float"),
-    Hand("matmul", "register-blocked 128x128, 8x8 per item (float)", "matmul.cl",
-         setup_matmul("matmul_regblock", 128), lambda d: d[0] * d[2], kind="float"),
+    Hand("matmul", "128x128 tiles, K-tile 16, 8x8 per item, float4, double-buffered (float)", "matmul.cl",
+         setup_matmul("matmul_reg8x8", 128), lambda d: d[0] * d[2], kind="float"),
     Hand("matmul", "16x16 local tiles (float)", "matmul.cl",
          setup_matmul("matmul_tile16", 16), lambda d: d[0] * d[2], kind="float"),
 ]

@@ -2,9 +2,9 @@
 
 Every row of bench/suite.py runs at tiny, odd sizes on the default OpenCL
 device and must match NumPy; the hand-written kernels' work-group caps are
-lowered so that their grid-stride loops, several tiles per scan interval
-and both reduction passes run.  The hand-written kernels
-run again under Oclgrind (no races, out-of-bounds or uninitialised reads).
+lowered so that their grid-stride loops, several tiles per scan interval,
+both reduction passes and the single-pass scan's look-back over several
+tiles run.  The hand-written kernels run again under Oclgrind (no races, out-of-bounds or uninitialised reads).
 The checks themselves must reject a wrong result.
 """
 import json
@@ -21,7 +21,7 @@ from conftest import needs_device
 from fcl.runtime import device as D
 from fcl.runtime.oclgrind import oclgrind_available, run_with_oclgrind
 
-SMALL_CAPS = {"MAX_GROUPS": 2, "REDUCE_GROUPS": 2, "SCAN_GROUPS": 2}
+SMALL_CAPS = {"MAX_GROUPS": 2, "REDUCE_GROUPS": 2, "SCAN_GROUPS": 2, "SCAN1_ITEMS": 4}
 
 
 def has_mako() -> bool:
@@ -142,8 +142,9 @@ sys.exit(R.main(["--device", "Oclgrind", "--check-only", "--impl", "hand", "--si
 
 # Oclgrind takes seconds per work-group of the register-blocked matmul: one
 # work-group, two steps along k; a grid-stride loop in every 1-D kernel, two
-# partial sums, a scan interval of two tiles and one of a partial tile.
-OCLGRIND_CAPS = {"MAX_GROUPS": 1, "REDUCE_GROUPS": 2, "SCAN_GROUPS": 2}
+# partial sums, a scan interval of two tiles and one of a partial tile, a
+# single-pass scan of five tiles of 1024 (ITEMS 4) that look back.
+OCLGRIND_CAPS = {"MAX_GROUPS": 1, "REDUCE_GROUPS": 2, "SCAN_GROUPS": 2, "SCAN1_ITEMS": 4}
 OCLGRIND_SIZES = "4099,transpose=37x45,matvec=19x70,matmul=20x17x9"
 
 
