@@ -18,9 +18,10 @@ finds nothing faster or `--time` seconds are spent.  A round tries the sum of th
 parameters' value counts, not their product (the local searches of Kernel Tuner and
 CLTune; Futhark's `futhark autotune` tunes its thresholds one at a time too).
 
-The best setting is kept on disk per device, program (its text and the prelude's) and
-entry (fcl.base.diskcache, folder "tune"): `fclc run` and `fclc bench` take its
-#BlockSize and #NumGroups when the command line gives neither, and say so.  The command
+The best setting is kept on disk per device, program (its text and the prelude's), entry
+and the arguments' types and shapes (array lengths, int values: fcl.base.diskcache,
+folder "tune"): `fclc run` and `fclc bench` of the same arguments take its #BlockSize and
+#NumGroups when the command line gives neither, and say so.  The command
 line that reproduces the best setting is printed (`--block-size`, `--num-groups`,
 `--static NAME=VALUE`).
 """
@@ -162,9 +163,17 @@ def coordinate_descent(space: Space, runner: Runner, budget: float, report) -> l
     setting = {name: vs[0] for name, vs in space.values.items()}
     first = runner.measure(setting, space.positions)
     report(first)
+    trials, seen = [first], {_key(setting)}
+    for candidate in space.neighbours(setting):      # a default that cannot run: the first that can
+        if first.seconds is not None:
+            break
+        seen.add(_key(candidate))
+        first = runner.measure(candidate, space.positions)
+        report(first)
+        trials.append(first)
     if first.seconds is None:
-        raise ArgumentError(f"the default setting does not run: {first.why}")
-    trials, best, seen = [first], first, {_key(setting)}
+        raise ArgumentError(f"no setting one parameter away from the default runs: {trials[0].why}")
+    best = first
     improved = True
     while improved and time.monotonic() < deadline:
         improved = False
@@ -188,16 +197,18 @@ def _key(setting: dict) -> tuple:
 
 
 def best_of(trials: list[Trial]) -> Trial:
-    default = trials[0]
-    faster = [t for t in trials if t.seconds is not None and t.seconds < default.seconds * BETTER]
-    return min(faster, key=lambda t: t.seconds) if faster else default
+    """The fastest trial, unless it is within 1% of the first that ran (the default, or the
+    setting that stood in for it)."""
+    start = next(t for t in trials if t.seconds is not None)
+    faster = [t for t in trials if t.seconds is not None and t.seconds < start.seconds * BETTER]
+    return min(faster, key=lambda t: t.seconds) if faster else start
 
 
 # ---------------------------------------------------------------- kept on disk
 
 def record_key(path: str, entry: str, device: str, types: str) -> bytes:
     """What a tuned setting depends on: the program's text, the prelude's, the entry, the
-    arguments' types and the device."""
+    arguments' types and shapes, and the device."""
     digest = diskcache.source_digest([path, str(prelude_path())])
     return hashlib.sha256(digest + "\0".join([entry, device, types]).encode()).digest()
 
@@ -249,14 +260,15 @@ def tune_command(args, program, values: list, options: dict):
           "; ".join(f"{name} in {', '.join(map(str, vs))}" for name, vs in space.values.items()))
     trials = coordinate_descent(space, runner, args.time, lambda t: print(_trial_line(t), flush=True))
     best = best_of(trials)
-    default = trials[0]
+    start = next(t for t in trials if t.seconds is not None)
+    which = "the default setting's" if start is trials[0] else f"{describe(start.setting)}'s (the default does not run)"
     print(f"best: {describe(best.setting)}: {format_seconds(best.seconds)}, "
-          f"{default.seconds / best.seconds:.2f}x the default setting's {format_seconds(default.seconds)} "
+          f"{start.seconds / best.seconds:.2f}x {which} {format_seconds(start.seconds)} "
           f"({len(trials)} settings tried of {_product(space)})")
     texts = rejoin(args.args)
     print("reproduce: " + reproduce(args.file, args.entry, texts, best.setting, positions))
     key = record_key(args.file, args.entry, describe_device(device), _types(program, args.entry, values, options))
-    keep(key, Tuned(best.setting, best.seconds, default.seconds, describe_device(device), " ".join(texts),
+    keep(key, Tuned(best.setting, best.seconds, start.seconds, describe_device(device), " ".join(texts),
                     [(t.setting, t.seconds, t.why) for t in trials]))
 
 
@@ -269,8 +281,18 @@ def tuned_hardware(args, program, values: list, options: dict) -> dict:
 
 
 def _types(program, entry: str, values: list, options: dict) -> str:
+    """The arguments' types and shapes (lengths, int and bool values): a setting found for one
+    shape is not taken for another, where it may not even fit (local memory)."""
     kernel = program.compile(entry, **{k: v for k, v in options.items() if k not in ("block_size", "num_groups")})
-    return repr(kernel.arg_types(kernel.coerce(values)))
+    return repr((kernel.arg_types(kernel.coerce(values)), [_shape(v) for v in values]))
+
+
+def _shape(v):
+    if isinstance(v, (bool, int)):
+        return v
+    if isinstance(v, tuple):
+        return tuple(_shape(x) for x in v)
+    return getattr(v, "shape", None) or (len(v) if hasattr(v, "__len__") else None)
 
 
 def _trial_line(t: Trial) -> str:

@@ -46,7 +46,17 @@ def test_the_budget_stops_the_search():
     assert len(trials) == 1 and T.best_of(trials) is trials[0]
 
 
-def test_a_default_that_does_not_run_is_an_error():
+def test_a_default_that_does_not_run_starts_from_one_that_does():
+    class Large:
+        def measure(self, setting, positions):
+            if setting["#BlockSize"] > 128:
+                return T.Trial(setting, why="too much local memory")
+            return T.Trial(setting, 1.0 if setting["#BlockSize"] == 128 else 2.0)
+    trials = T.coordinate_descent(T.Space({"#BlockSize": (256, 64, 128)}, {}), Large(), 60, lambda t: None)
+    assert trials[0].why and T.best_of(trials).setting == {"#BlockSize": 128}
+
+
+def test_no_setting_that_runs_is_an_error():
     class Broken:
         def measure(self, setting, positions):
             return T.Trial(setting, why="too much local memory")
