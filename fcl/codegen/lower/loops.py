@@ -30,7 +30,10 @@ WHILE_UNROLL_MAX = 64     # a while whose condition is known at compile time unr
 def while_loop(ctx: Ctx, cond: SVal, step: SVal, init: SPush, ty: str) -> SPull:
     """`while cond step init`: force init, then step between two buffers while cond holds."""
     pp = start_pingpong(ctx, init, ty, "while")
-    for _ in range(WHILE_UNROLL_MAX):
+    # a condition that forces grid-level arrays runs as kernels of its own each round
+    # (`_host_while`), never at compile time
+    unroll = 0 if pp.level == Level.GRID and _forces_grid_arrays(ctx, cond, pp.array()) else WHILE_UNROLL_MAX
+    for _ in range(unroll):
         arr = pp.array()
         c = as_scalar(ctx, apply(ctx.sub(), cond, arr)).e
         if not isinstance(c, K.Const):
@@ -340,9 +343,14 @@ def _host_while(ctx, cond, step, pp: PingPong) -> SPull:
     loop = HostLoop(ctx, pp, counted=False)
     head_host = loop.statements()
     arr = loop.array()
-    head = Ctx(ctx.b, Level.GRID, [])
-    c = as_scalar(ctx, apply(head, cond, arr)).e
-    loop_cond = _host_condition(ctx, head, c, head_host)
+    if _forces_grid_arrays(ctx, cond, arr):
+        head = Ctx(ctx.b, Level.GRID, None, top=True)
+        c = as_scalar(head, apply(head, cond, arr)).e
+        loop_cond = _kernels_condition(ctx, c, head_host)
+    else:
+        head = Ctx(ctx.b, Level.GRID, [])
+        c = as_scalar(ctx, apply(head, cond, arr)).e
+        loop_cond = _host_condition(ctx, head, c, head_host)
     body_host = loop.statements()
     loop.step(apply(ctx, step, arr), "while")
     loop.close(head_host, loop_cond, body_host)
@@ -364,6 +372,41 @@ def _host_condition(ctx, head: Ctx, c: K.Expr, head_host: list) -> K.Expr:
     store = K.Store(flag.name, K.cint(0), K.select(c, K.cint(1), K.cint(0)))
     head.emit(K.If(K.binop("eq", K.HwId("int", "lid"), K.cint(0)), (store,)))
     ctx.emit(K.If(K.binop("eq", K.HwId("int", "group_id"), K.cint(0)), tuple(head.stmts)))
+    b.split_kernel()
+    head_host.append(P.ReadScalar(go, flag.name))
+    return K.binop("ne", K.Var("int", go), K.cint(0))
+
+
+def _forces_grid_arrays(ctx, cond, arr: SPull) -> bool:
+    """Whether a grid-level while's condition on `arr` forces grid-level arrays (a
+    reduction over the whole state, say), which the first work-group alone cannot: a dry
+    probe of it says (its code is thrown away)."""
+    b = ctx.b
+    probe = Builder(b.hw, dry=True)         # no parent: its checks are not the plan's
+    probe.params = set(b.params)
+    probe.counter = b.counter + 100000
+    probe.span = b.span
+    try:
+        apply(Ctx(probe, Level.GRID, []), cond, arr)
+    except CompilerLimitation as e:
+        return e.what == "grid-nesting"
+    except FCLError:
+        return False            # the lowering itself reports it
+    return False
+
+
+def _kernels_condition(ctx, c: K.Expr, head_host: list) -> K.Expr:
+    """The host's test of a grid-level while's condition `c` that forced grid-level arrays
+    at the top level of the loop's head (kernels of their own, before the test): what
+    follows the last of them runs in the first work-group of one more kernel, whose first
+    work-item stores `c` in a flag that the host reads."""
+    b = ctx.b
+    go = b.fresh("go")
+    b.host_vars.append(K.Param(go, "int"))
+    flag = b.buffer("global", K.cint(1), origin_of(b.span, "while condition"), "flag", prefix="flag", ty="int")
+    store = K.Store(flag.name, K.cint(0), K.select(c, K.cint(1), K.cint(0)))
+    tail = tuple(b.top) + (K.If(K.binop("eq", K.HwId("int", "lid"), K.cint(0)), (store,)),)
+    b.top[:] = [K.If(K.binop("eq", K.HwId("int", "group_id"), K.cint(0)), tail)]
     b.split_kernel()
     head_host.append(P.ReadScalar(go, flag.name))
     return K.binop("ne", K.Var("int", go), K.cint(0))
