@@ -14,6 +14,7 @@ import operator
 from fcl.base import scalars
 from fcl.base.errors import EvalError
 from fcl.base.hw import LEVEL_BY_NAME
+from fcl.base.operators import BY_SPELLING
 from fcl.eval.machine import Machine
 from fcl.eval.primitives import PRIMS
 from fcl.eval.values import LevelFn, Pull, describe
@@ -225,8 +226,8 @@ class Compiler:
         raise EvalError(f"unknown level form {type(lv).__name__}", getattr(lv, "span", None))
 
 
-_CMP_FAST = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-             "==": operator.eq, "!=": operator.ne}
+# comparisons of two ints, inlined: the operator module's function of each comparison
+_CMP_FAST = {s: getattr(operator, op.name) for s, op in BY_SPELLING.items() if op.kind == "compare"}
 
 
 def _scalar_binop(op: str, table: dict, left, right, span):
