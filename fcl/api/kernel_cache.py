@@ -45,7 +45,7 @@ def _compiler_digest() -> bytes:
 _DIGESTS: dict[int, tuple[tuple, bytes]] = {}     # id(declarations) -> (them, digest)
 
 
-def _decls_digest(decls: tuple) -> bytes:
+def decls_digest(decls: tuple) -> bytes:
     """A digest of declarations (pickled: names, trees and spans), worked out once per tuple
     of them: the prelude's is shared by every program of a process."""
     kept = _DIGESTS.get(id(decls))
@@ -65,7 +65,7 @@ def entry(kernel, arg_types: tuple, static: tuple) -> str | None:
         return None
     program, o = kernel.program, kernel.options
     try:
-        decls = _decls_digest(prelude_decls() if program.prelude else ()) + _decls_digest(program.ast.decls)
+        decls = decls_digest(prelude_decls() if program.prelude else ()) + decls_digest(program.ast.decls)
     except (pickle.PicklingError, RecursionError, TypeError, AttributeError):
         return None
     verify = o.verify or os.environ.get("FCL_VERIFY_PASSES") == "1"

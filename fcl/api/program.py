@@ -14,9 +14,11 @@ from __future__ import annotations
 import difflib
 
 from fcl.api.kernel import LAUNCH_GROUPS, Kernel
+from fcl.api.kernel_cache import decls_digest
 from fcl.base.errors import ArgumentError, NO_SPAN
 from fcl.base.hw import DEFAULT_HW
 from fcl.codegen.passes import PassOptions
+from fcl.runtime import tuned as tuned_records
 from fcl.syntax import ast as A
 from fcl.syntax import load_program, parse_program
 from fcl.syntax.loader import expand_includes, prelude_decls
@@ -207,6 +209,25 @@ class Program:
         ev = self.evaluator(hardware(block_size, warp_size, num_groups))
         return ev.run(name, values, cost=cost)
 
+    # ------------------------------------------------------------ tuned settings
+
+    def tuned(self, name: str, *args, device=None) -> dict:
+        """The hardware settings `fclc tune` found for entry `name` on these arguments' types
+        and shapes on `device` (the default device without it), as keyword arguments of
+        `compile` (`block_size`, `num_groups`); {} where it found none:
+        `prog.compile(name, **prog.tuned(name, *args))`."""
+        found = tuned_records.kept(self.tuning_key(name, list(args), device))
+        return found.hardware if found is not None else {}
+
+    def tuning_key(self, name: str, args: list, device=None) -> bytes:
+        """What a tuned setting of `name` depends on (fcl.runtime.tuned.key)."""
+        from fcl.runtime.device import choose_device, describe_device    # lazy: imports pyopencl
+        kernel = self.compile(name, device=device)
+        values = kernel.coerce(args)
+        shapes = repr((kernel.arg_types(values), [_shape(v) for v in values]))
+        return tuned_records.key(decls_digest(self.decls), name,
+                                 describe_device(choose_device(device, notes=False)), shapes)
+
     # ------------------------------------------------------------ compilation
 
     def compile(self, name: str, block_size=None, warp_size=None, num_groups=None, device=None,
@@ -301,3 +322,13 @@ def load(text: str, name: str = "<string>", prelude: bool = True) -> Program:
 def load_file(path, prelude: bool = True) -> Program:
     """Parse (expanding includes) and check a .fcl file."""
     return Program(load_program(str(path)), prelude)
+
+
+def _shape(v):
+    """An argument's shape for a tuned setting: the value of an int or bool, the length of an
+    array, the shapes of a pair's parts (a setting found for one shape need not fit another)."""
+    if isinstance(v, (bool, int)):
+        return v
+    if isinstance(v, tuple):
+        return tuple(_shape(x) for x in v)
+    return getattr(v, "shape", None) or (len(v) if hasattr(v, "__len__") else None)

@@ -419,17 +419,17 @@ def cmd_tune(args):
 
 def tuned_options(args, prog, values) -> dict:
     """compile_options, with #BlockSize and #NumGroups as `fclc tune` found them for this
-    program, entry and device when the command line gives neither (a note says so)."""
+    program, entry, argument shapes and device when the command line gives neither (a note
+    says so)."""
     options = compile_options(args)
     if args.block_size is not None or args.num_groups is not None:
         return options
-    from fcl.tools.tune import tuned_hardware       # lazy: imports pyopencl
-    found = tuned_hardware(args, prog, values, options)
+    found = prog.tuned(args.entry, *values, device=args.device)
     if found:
-        words = ", ".join(f"{name} {v}" for name, v in found.items())
-        print(f"fcl: note: {words}, as `fclc tune` found for this entry on this device "
+        words = ", ".join(f"#{'BlockSize' if k == 'block_size' else 'NumGroups'} {v}" for k, v in found.items())
+        print(f"fcl: note: {words}, as `fclc tune` found for these arguments on this device "
               f"(--block-size or --num-groups overrides)", file=sys.stderr)
-        options.update({"block_size": found.get("#BlockSize"), "num_groups": found.get("#NumGroups")})
+        options.update(found)
     return options
 
 

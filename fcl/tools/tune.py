@@ -18,31 +18,27 @@ finds nothing faster or `--time` seconds are spent.  A round tries the sum of th
 parameters' value counts, not their product (the local searches of Kernel Tuner and
 CLTune; Futhark's `futhark autotune` tunes its thresholds one at a time too).
 
-The best setting is kept on disk per device, program (its text and the prelude's), entry
-and the arguments' types and shapes (array lengths, int values: fcl.base.diskcache,
-folder "tune"): `fclc run` and `fclc bench` of the same arguments take its #BlockSize and
-#NumGroups when the command line gives neither, and say so.  The command
+The best setting is kept on disk per device, program, entry and the arguments' types and
+shapes (array lengths, int values: fcl.runtime.tuned): `fclc run` and `fclc bench` of
+the same arguments take its #BlockSize and #NumGroups when the command line gives
+neither, and say so; `Program.tuned(name, *args)` gives them to the Python API.  The command
 line that reproduces the best setting is printed (`--block-size`, `--num-groups`,
 `--static NAME=VALUE`).
 """
 from __future__ import annotations
 
-import hashlib
 import statistics
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from fcl.api.literals import values_equal
-from fcl.base import diskcache
 from fcl.base.errors import ArgumentError, FCLError
 from fcl.base.hw import DEFAULT_HW
-from fcl.base.resources import prelude_path
 from fcl.runtime.device import choose_device, describe_device, device_limits
+from fcl.runtime.tuned import HARDWARE, Tuned, keep
 from fcl.tools.bench import format_seconds
 
-HARDWARE = ("#BlockSize", "#NumGroups")
 BLOCK_SIZES = (32, 64, 128, 256, 512, 1024)
-KEEP = 256                     # tuned records kept on disk
 BETTER = 0.99                  # a setting must be 1% faster to replace the best
 
 
@@ -61,21 +57,6 @@ class Trial:
     setting: dict
     seconds: float | None = None
     why: str = ""                              # why it was not taken
-
-
-@dataclass
-class Tuned:
-    """What `fclc tune` keeps: the best setting, its time and the default's, and what it ran on."""
-    setting: dict
-    seconds: float
-    default_seconds: float
-    device: str
-    arguments: str
-    trials: list = field(default_factory=list)
-
-    @property
-    def hardware(self) -> dict:
-        return {name: v for name, v in self.setting.items() if name in HARDWARE}
 
 
 # ---------------------------------------------------------------- the search space
@@ -204,24 +185,6 @@ def best_of(trials: list[Trial]) -> Trial:
     return min(faster, key=lambda t: t.seconds) if faster else start
 
 
-# ---------------------------------------------------------------- kept on disk
-
-def record_key(path: str, entry: str, device: str, types: str) -> bytes:
-    """What a tuned setting depends on: the program's text, the prelude's, the entry, the
-    arguments' types and shapes, and the device."""
-    digest = diskcache.source_digest([path, str(prelude_path())])
-    return hashlib.sha256(digest + "\0".join([entry, device, types]).encode()).digest()
-
-
-def keep(key: bytes, tuned: Tuned):
-    if diskcache.enabled():
-        diskcache.store(diskcache.entry_path("tune", key), tuned, KEEP)
-
-
-def kept(key: bytes) -> Tuned | None:
-    return diskcache.load(diskcache.entry_path("tune", key), Tuned) if diskcache.enabled() else None
-
-
 # ---------------------------------------------------------------- words
 
 def describe(setting: dict) -> str:
@@ -267,32 +230,9 @@ def tune_command(args, program, values: list, options: dict):
           f"({len(trials)} settings tried of {_product(space)})")
     texts = rejoin(args.args)
     print("reproduce: " + reproduce(args.file, args.entry, texts, best.setting, positions))
-    key = record_key(args.file, args.entry, describe_device(device), _types(program, args.entry, values, options))
-    keep(key, Tuned(best.setting, best.seconds, start.seconds, describe_device(device), " ".join(texts),
-                    [(t.setting, t.seconds, t.why) for t in trials]))
-
-
-def tuned_hardware(args, program, values: list, options: dict) -> dict:
-    """The #BlockSize and #NumGroups `fclc tune` kept for this program, entry and device ({}
-    where it kept none)."""
-    device = describe_device(choose_device(options.get("device"), notes=False))
-    record = kept(record_key(args.file, args.entry, device, _types(program, args.entry, values, options)))
-    return record.hardware if record is not None else {}
-
-
-def _types(program, entry: str, values: list, options: dict) -> str:
-    """The arguments' types and shapes (lengths, int and bool values): a setting found for one
-    shape is not taken for another, where it may not even fit (local memory)."""
-    kernel = program.compile(entry, **{k: v for k, v in options.items() if k not in ("block_size", "num_groups")})
-    return repr((kernel.arg_types(kernel.coerce(values)), [_shape(v) for v in values]))
-
-
-def _shape(v):
-    if isinstance(v, (bool, int)):
-        return v
-    if isinstance(v, tuple):
-        return tuple(_shape(x) for x in v)
-    return getattr(v, "shape", None) or (len(v) if hasattr(v, "__len__") else None)
+    keep(program.tuning_key(args.entry, values, options.get("device")),
+         Tuned(best.setting, best.seconds, start.seconds, describe_device(device), " ".join(texts),
+               [(t.setting, t.seconds, t.why) for t in trials]))
 
 
 def _trial_line(t: Trial) -> str:

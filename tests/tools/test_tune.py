@@ -5,8 +5,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+import fcl
 from conftest import needs_device
 from fcl.base.errors import ArgumentError
 from fcl.tools import tune as T
@@ -91,7 +93,7 @@ def fclc(*args, env):
 
 
 @needs_device
-def test_tune_keeps_a_setting_that_run_and_bench_take(repo_env, tmp_path):
+def test_tune_keeps_a_setting_that_run_bench_and_the_api_take(repo_env, tmp_path, monkeypatch):
     env = {**repo_env, "FCL_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("FCL_NO_CACHE", None)
     args = [TRANSPOSE, "-e", "transposeTiled", "8", "64", "64", "iota:4096"]
@@ -106,6 +108,14 @@ def test_tune_keeps_a_setting_that_run_and_bench_take(repo_env, tmp_path):
     assert plain.returncode == 0 and f"#BlockSize {block}, as `fclc tune` found" in plain.stderr
     given = fclc("run", *args, "--full", "--block-size", "32", env=env)
     assert given.returncode == 0 and "fclc tune" not in given.stderr and given.stdout == plain.stdout
+    monkeypatch.setenv("FCL_CACHE_DIR", env["FCL_CACHE_DIR"])
+    monkeypatch.delenv("FCL_NO_CACHE", raising=False)
+    prog = fcl.load_file(TRANSPOSE)
+    mat = np.arange(4096, dtype=np.int32)
+    assert prog.tuned("transposeTiled", 8, 64, 64, mat) == {"block_size": block}
+    assert prog.tuned("transposeTiled", 8, 32, 128, mat) == {}          # another shape: none
+    kernel = prog.compile("transposeTiled", **prog.tuned("transposeTiled", 8, 64, 64, mat))
+    assert np.array_equal(kernel(8, 64, 64, mat), mat.reshape(64, 64).T.reshape(-1))
 
 
 @needs_device
