@@ -211,19 +211,20 @@ class Program:
 
     # ------------------------------------------------------------ tuned settings
 
-    def tuned(self, name: str, *args, device=None) -> dict:
+    def tuned(self, name: str, *args, device=None, static=None) -> dict:
         """The hardware settings `fclc tune` found for entry `name` on these arguments' types
         and shapes on `device` (the default device without it), as keyword arguments of
         `compile` (`block_size`, `num_groups`); {} where it found none:
-        `prog.compile(name, **prog.tuned(name, *args))`."""
-        found = tuned_records.kept(self.tuning_key(name, list(args), device))
+        `prog.compile(name, **prog.tuned(name, *args))`.  `static` as for `compile` (pinned
+        arguments the call leaves out)."""
+        found = tuned_records.kept(self.tuning_key(name, list(args), device, static))
         return found.hardware if found is not None else {}
 
-    def tuning_key(self, name: str, args: list, device=None) -> bytes:
+    def tuning_key(self, name: str, args: list, device=None, static=None) -> bytes:
         """What a tuned setting of `name` depends on (fcl.runtime.tuned.key)."""
         from fcl.runtime.device import choose_device, describe_device    # lazy: imports pyopencl
-        kernel = self.compile(name, device=device)
-        values = kernel.coerce(args)
+        kernel = self.compile(name, device=device, static=static)
+        values = kernel.coerce(kernel.full_args(args))
         shapes = repr((kernel.arg_types(values), [_shape(v) for v in values]))
         return tuned_records.key(decls_digest(self.decls), name,
                                  describe_device(choose_device(device, notes=False)), shapes)

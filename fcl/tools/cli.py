@@ -424,7 +424,10 @@ def tuned_options(args, prog, values) -> dict:
     options = compile_options(args)
     if args.block_size is not None or args.num_groups is not None:
         return options
-    found = prog.tuned(args.entry, *values, device=args.device)
+    try:
+        found = prog.tuned(args.entry, *values, device=args.device, static=options["static"])
+    except FCLError:            # a mistake in the arguments: the run itself reports it
+        found = {}
     if found:
         words = ", ".join(f"#{'BlockSize' if k == 'block_size' else 'NumGroups'} {v}" for k, v in found.items())
         print(f"fcl: note: {words}, as `fclc tune` found for these arguments on this device "

@@ -230,7 +230,7 @@ def tune_command(args, program, values: list, options: dict):
           f"({len(trials)} settings tried of {_product(space)})")
     texts = rejoin(args.args)
     print("reproduce: " + reproduce(args.file, args.entry, texts, best.setting, positions))
-    keep(program.tuning_key(args.entry, values, options.get("device")),
+    keep(program.tuning_key(args.entry, values, options.get("device"), options.get("static")),
          Tuned(best.setting, best.seconds, start.seconds, describe_device(device), " ".join(texts),
                [(t.setting, t.seconds, t.why) for t in trials]))
 
