@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from fcl.base import diskcache
 
-HARDWARE = ("#BlockSize", "#NumGroups")
+HARDWARE = {"#BlockSize": "block_size", "#NumGroups": "num_groups"}    # -> its compile option
 KEEP = 256                     # records kept on disk
 
 
@@ -30,8 +30,7 @@ class Tuned:
     @property
     def hardware(self) -> dict:
         """The compile options of the setting's hardware parameters: block_size, num_groups."""
-        names = {"#BlockSize": "block_size", "#NumGroups": "num_groups"}
-        return {names[name]: v for name, v in self.setting.items() if name in names}
+        return {HARDWARE[name]: v for name, v in self.setting.items() if name in HARDWARE}
 
 
 def key(program_digest: bytes, entry: str, device: str, shapes: str) -> bytes:

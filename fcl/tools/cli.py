@@ -17,6 +17,7 @@ from fcl.api.program import load_file
 from fcl.base.errors import ArgumentError, CompilerBug, EnvironmentProblem, FCLError
 from fcl.codegen.passes import describe_passes
 from fcl.codegen.plan import json_text
+from fcl.runtime.tuned import HARDWARE
 from fcl.syntax import print_program
 
 # fcl.runtime.device, fcl.runtime.pymodule and fcl.tools.bench import pyopencl, and
@@ -429,7 +430,7 @@ def tuned_options(args, prog, values) -> dict:
     except FCLError:            # a mistake in the arguments: the run itself reports it
         found = {}
     if found:
-        words = ", ".join(f"#{'BlockSize' if k == 'block_size' else 'NumGroups'} {v}" for k, v in found.items())
+        words = ", ".join(f"{name} {found[option]}" for name, option in HARDWARE.items() if option in found)
         print(f"fcl: note: {words}, as `fclc tune` found for these arguments on this device "
               f"(--block-size or --num-groups overrides)", file=sys.stderr)
         options.update(found)

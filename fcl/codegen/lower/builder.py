@@ -53,8 +53,7 @@ class Builder:
     """Fresh names, buffers and the kernels of one entry point."""
 
     def __init__(self, hw: dict[str, int], dry: bool = False, checks: bool = True):
-        # dry: a probe whose code is thrown away, only `loops._host_final_length`'s (it runs a
-        # while's condition and step over lengths alone, to give the host the final length)
+        # dry: a probe whose code is thrown away (`probe`)
         self.hw = hw
         self.dry = dry
         self.checks = checks                    # bounds-check every `index` (see `checked_index`)
@@ -75,6 +74,18 @@ class Builder:
         self.sites: list[P.Site] = []
         self.length_spans: dict[str, Span | None] = {}  # host length variable -> its while/power
         self.parent: Builder | None = None      # a dry probe whose expressions the real plan keeps
+
+    def probe(self, keep_checks: bool, params=()) -> "Builder":
+        """A dry builder for trying code out (thrown away), with this one's parameters (and
+        `params`), span and names kept apart from its own.  `keep_checks`: its run-time checks
+        and expressions become this plan's (`loops._host_final_length` keeps its lengths);
+        else its checks go nowhere (`loops._forces_grid_arrays` only asks what happens)."""
+        probe = Builder(self.hw, dry=True)
+        probe.parent = self if keep_checks else None
+        probe.params = set(self.params) | set(params)
+        probe.counter = self.counter + 100000
+        probe.span = self.span
+        return probe
 
     @contextlib.contextmanager
     def at(self, span: Span | None):

@@ -286,11 +286,7 @@ def _host_final_length(ctx, cond, step, n, level, ty, origin: str):
         return None
     var = K.Var("int", b.fresh("hlen"))
     b.length_spans[var.name] = b.span
-    probe = Builder(b.hw, dry=True)
-    probe.parent = b            # its condition and lengths become host code of this plan
-    probe.params = set(b.params) | {var.name}
-    probe.counter = b.counter + 100000
-    probe.span = b.span
+    probe = b.probe(keep_checks=True, params={var.name})   # its condition and lengths become host code
     pctx = Ctx(probe, level, [])
     arr = reader("probe", K.cint(0), var, ty)
     try:
@@ -359,19 +355,24 @@ def _host_while(ctx, cond, step, pp: PingPong) -> SPull:
 
 def _host_condition(ctx, head: Ctx, c: K.Expr, head_host: list) -> K.Expr:
     """The host's test of a grid-level while's condition `c`, evaluated in `head`: `c`
-    itself where it reads only the length, else a flag that the first work-group of a
-    kernel of its own stores and the host reads (`head_host`, the loop's head)."""
-    b = ctx.b
-    if not head.stmts and b.host_computable(c):
+    itself where it reads only the length, else the flag of `_flag_condition` (the first
+    work-group evaluates the condition: a block-level computation in it, with its
+    barriers, needs the whole group)."""
+    if not head.stmts and ctx.b.host_computable(c):
         return c
+    return _flag_condition(ctx, c, head.stmts, head_host)
+
+
+def _flag_condition(ctx, c: K.Expr, stmts: list, head_host: list) -> K.Expr:
+    """A kernel of its own runs `stmts` in its first work-group, whose first work-item stores
+    the condition `c` in a flag; the host reads it (`head_host`, the loop's head) and tests it."""
+    b = ctx.b
     go = b.fresh("go")
     b.host_vars.append(K.Param(go, "int"))
     flag = b.buffer("global", K.cint(1), origin_of(b.span, "while condition"), "flag", prefix="flag", ty="int")
-    # the first work-group evaluates the condition (a block-level computation in it, with
-    # its barriers, needs the whole group); its first work-item stores it
     store = K.Store(flag.name, K.cint(0), K.select(c, K.cint(1), K.cint(0)))
-    head.emit(K.If(K.binop("eq", K.HwId("int", "lid"), K.cint(0)), (store,)))
-    ctx.emit(K.If(K.binop("eq", K.HwId("int", "group_id"), K.cint(0)), tuple(head.stmts)))
+    first_item = K.If(K.binop("eq", K.HwId("int", "lid"), K.cint(0)), (store,))
+    ctx.emit(K.If(K.binop("eq", K.HwId("int", "group_id"), K.cint(0)), tuple(stmts) + (first_item,)))
     b.split_kernel()
     head_host.append(P.ReadScalar(go, flag.name))
     return K.binop("ne", K.Var("int", go), K.cint(0))
@@ -381,13 +382,8 @@ def _forces_grid_arrays(ctx, cond, arr: SPull) -> bool:
     """Whether a grid-level while's condition on `arr` forces grid-level arrays (a
     reduction over the whole state, say), which the first work-group alone cannot: a dry
     probe of it says (its code is thrown away)."""
-    b = ctx.b
-    probe = Builder(b.hw, dry=True)         # no parent: its checks are not the plan's
-    probe.params = set(b.params)
-    probe.counter = b.counter + 100000
-    probe.span = b.span
     try:
-        apply(Ctx(probe, Level.GRID, []), cond, arr)
+        apply(Ctx(ctx.b.probe(keep_checks=False), Level.GRID, []), cond, arr)
     except CompilerLimitation as e:
         return e.what == "grid-nesting"
     except FCLError:
@@ -398,18 +394,10 @@ def _forces_grid_arrays(ctx, cond, arr: SPull) -> bool:
 def _kernels_condition(ctx, c: K.Expr, head_host: list) -> K.Expr:
     """The host's test of a grid-level while's condition `c` that forced grid-level arrays
     at the top level of the loop's head (kernels of their own, before the test): what
-    follows the last of them runs in the first work-group of one more kernel, whose first
-    work-item stores `c` in a flag that the host reads."""
-    b = ctx.b
-    go = b.fresh("go")
-    b.host_vars.append(K.Param(go, "int"))
-    flag = b.buffer("global", K.cint(1), origin_of(b.span, "while condition"), "flag", prefix="flag", ty="int")
-    store = K.Store(flag.name, K.cint(0), K.select(c, K.cint(1), K.cint(0)))
-    tail = tuple(b.top) + (K.If(K.binop("eq", K.HwId("int", "lid"), K.cint(0)), (store,)),)
-    b.top[:] = [K.If(K.binop("eq", K.HwId("int", "group_id"), K.cint(0)), tail)]
-    b.split_kernel()
-    head_host.append(P.ReadScalar(go, flag.name))
-    return K.binop("ne", K.Var("int", go), K.cint(0))
+    follows the last of them is `_flag_condition`'s kernel."""
+    tail = list(ctx.b.top)
+    ctx.b.top.clear()
+    return _flag_condition(ctx, c, tail, head_host)
 
 
 def _host_power(ctx, n, step, pp: PingPong) -> SPull:
