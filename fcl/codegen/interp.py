@@ -148,10 +148,13 @@ class KernelRun:
                 yield id(s)
             elif t is K.Fail:
                 K.record_failure(self.array(s.buf, wi), s.site, *(self.ev(v, wi) for v in s.values))
-            elif t is K.AtomicOr:
+            elif t is K.Atomic:
                 arr, i = self.array(s.buf, wi), self.ev(s.index, wi)
                 self.check_index(s.buf, arr, i)
-                arr[i] = int(arr[i]) | self.ev(s.value, wi)
+                old, value = int(arr[i]), self.ev(s.value, wi)
+                arr[i] = old | value if s.op == "or" else value
+                if s.var:
+                    wi.env[s.var] = old
             elif t is K.DeclPtr:
                 wi.env[s.var] = ("ptr", s.init)
             elif t is K.SwapPtr:

@@ -214,8 +214,9 @@ class OpenCLRenderer:
         if isinstance(s, K.Fail):
             values = [self.expr(v) for v in s.values] + ["0"] * (K.CHECK_VALUES - len(s.values))
             return [f"{pad}fcl_fail({s.buf}, {s.site}, {', '.join(values)});"]
-        if isinstance(s, K.AtomicOr):
-            return [f"{pad}atomic_or(&{s.buf}[{self.expr(s.index)}], {self.expr(s.value)});"]
+        if isinstance(s, K.Atomic):
+            old = f"const int {s.var} = " if s.var else ""
+            return [f"{pad}{old}atomic_{s.op}(&{s.buf}[{self.expr(s.index)}], {self.expr(s.value)});"]
         if isinstance(s, K.Barrier):
             why = f"  /* {s.why} */" if s.why else ""
             return [f"{pad}{self.barrier}{why}"]

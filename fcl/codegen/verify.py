@@ -79,9 +79,15 @@ class _Kernel:
         elif isinstance(s, K.Assign):
             if scope.get(s.var) != ("var", s.expr.ty):
                 raise _Invalid(f"assignment to `{s.var}`, which is not a {s.expr.ty} variable in scope")
-        elif isinstance(s, (K.Store, K.AtomicOr)):
+        elif isinstance(s, (K.Store, K.Atomic)):
             self.access(s.buf, s.value.ty if isinstance(s, K.Store) else "int", scope)
             self.want(s.index, "int", "an index")
+            if isinstance(s, K.Atomic):
+                if s.op not in K.ATOMIC_OPS:
+                    raise _Invalid(f"an atomic operation `{s.op}`, not one of {', '.join(K.ATOMIC_OPS)}")
+                self.want(s.value, "int", "an atomic operand")
+                if s.var:
+                    self.define(s.var, scope, "int")
         elif isinstance(s, (K.VLoad, K.VStore)):
             self.vector(s, scope)
         elif isinstance(s, K.Fail):

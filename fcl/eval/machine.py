@@ -321,8 +321,11 @@ class Machine:
     def _run_interleave(self, p: InterleaveDelay, sink) -> None:
         f, chunk, total = p.f, p.chunk, p.length
         owner = [-1] * total
+        short = []
 
         def writer_for(i, part):
+            if part.length < chunk:
+                short.append((i, part.length))
             if part.length > chunk:
                 raise EvalError(f"interleave: part {i} has {part.length} elements, more than "
                                 f"the part length {chunk}", p.span)
@@ -347,8 +350,10 @@ class Machine:
         if total and -1 in owner:
             holes = [q for q, o in enumerate(owner) if o < 0]
             more = f" and {len(holes) - 5} more" if len(holes) > 5 else ""
+            why = (f" (part {short[0][0]} has {short[0][1]} elements, fewer than the part length {chunk})"
+                   if short else "")
             raise EvalError(f"interleave leaves holes: positions {', '.join(map(str, holes[:5]))}"
-                            f"{more} are never written", p.span)
+                            f"{more} are never written{why}", p.span)
 
     # ------------------------------------------------------------ loops
 

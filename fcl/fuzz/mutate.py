@@ -205,6 +205,11 @@ PLANTED = {
     "concat-overlap": ("fcl/codegen/lower/primitives.py", "overlapping parts of a concat (`p * (n - 1) + j`)",
                        "return K.add(K.mul(p, n.e), j), K.Const(",
                        "return K.add(K.mul(p, K.sub(n.e, K.cint(1))), j), K.Const("),
+    "no-claims": ("fcl/codegen/lower/claims.py", "no claims: every interleave written as if proven one-to-one",
+                  "if self.rec is None:\n            return None", "if True:\n            return None"),
+    "lax-radix": ("fcl/codegen/analysis/injective.py",
+                  "a coefficient need only reach the one before, not times its width, in the one-to-one proof",
+                  "self.at_least(after, _mul(mag, width))", "self.at_least(after, mag)"),
 }
 
 

@@ -142,7 +142,7 @@ class MethodPrinter:
 
     def py_Alloc(self, s: P.Alloc, d: int):
         b = self.plan.buffer(s.buffer)
-        if b.role in ("guard", "bounds"):
+        if b.role in ("guard", "bounds", "claims"):
             self.emit(d, f"{b.name} = self._zeros({py_expr(b.size)}, {NP_TYPES[b.ty]})  # {b.origin}")
             return
         self.emit(d, f"{b.name} = self._alloc({py_expr(b.size)}, {NP_TYPES[b.ty]})  # {b.origin}")

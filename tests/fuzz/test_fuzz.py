@@ -104,7 +104,6 @@ def test_generator_covers_every_construct():
 # (8.2) lists as not yet checked on the device; strict: a fixed one fails here until it leaves.
 KNOWN_MISMATCHES = {
     147: "a zero divisor in a value no one uses (the evaluator evaluates every argument)",
-    185: "an interleave that writes a place twice (the device does not check injectivity)",
 }
 
 

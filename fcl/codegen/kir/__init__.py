@@ -19,7 +19,7 @@ Every name is re-exported here, so `from fcl.codegen import kir as K` and
 """
 from fcl.base.hw import Level
 from fcl.codegen.kir.memo import node_property
-from fcl.codegen.kir.nodes import (GENERAL_OP, VECTOR_WIDTHS, Assign, AtomicOr, Barrier, Bin, Buffer,
+from fcl.codegen.kir.nodes import (ATOMIC_OPS, GENERAL_OP, VECTOR_WIDTHS, Assign, Atomic, Barrier, Bin, Buffer,
                                    Call, Checked, Comment, Const, DeclPtr, DeclVar, Expr, Fail, For, Hw, HwId,
                                    If, Kernel, Let, Load, Loop, Op, ParFor, Param, PartFor, Select, SeqFor,
                                    Stmt, Store, SwapPtr, Un, VLoad, VStore, Var, expr_children, kind_bits,
@@ -37,7 +37,7 @@ from fcl.codegen.kir.simplify import simplify_kernel
 from fcl.codegen.kir.printer import format_expr, format_program, format_stmts
 
 __all__ = [
-    "accesses", "add", "all_accesses", "Assign", "AtomicOr", "Barrier", "Bin", "binds", "binop",
+    "accesses", "add", "all_accesses", "Assign", "ATOMIC_OPS", "Atomic", "Barrier", "Bin", "binds", "binop",
     "BOUNDS_BIT_CAP", "BOUNDS_WORDS", "Buffer", "buffers_used", "call", "Call", "CHECK_VALUES", "checked",
     "Checked", "checked_divisor", "CheckFailed", "cint", "Comment", "COMPARISONS", "const", "Const",
     "contains_barrier", "copies", "DeclPtr", "DeclVar", "defined_in", "defines", "div", "eval_host", "Expr",

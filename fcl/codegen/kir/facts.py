@@ -16,7 +16,7 @@ from __future__ import annotations
 from fcl.base.errors import CompilerBug
 from fcl.base.hw import skewed_elements
 from fcl.codegen.kir.build import binop, cint, plain_divisor
-from fcl.codegen.kir.nodes import (AtomicOr, Barrier, Bin, Buffer, Checked, DeclPtr, Expr, Fail, Kernel,
+from fcl.codegen.kir.nodes import (Atomic, Barrier, Bin, Buffer, Checked, DeclPtr, Expr, Fail, Kernel,
                                    Select, Stmt, Store, SwapPtr, VLoad, VStore, _child_fields, _KIND_BIT,
                                    stmt_exprs)
 from fcl.codegen.kir.walk import refold, walk_stmts
@@ -32,7 +32,7 @@ def accesses(s: Stmt) -> tuple[set[str], set[str]]:
     (`Checked`) reads its buffer."""
     reads = set().union(*(e.buffers_read for e in stmt_exprs(s)))
     writes = set()
-    if isinstance(s, (Store, AtomicOr, VStore)):
+    if isinstance(s, (Store, Atomic, VStore)):
         writes.add(s.buf)
     elif isinstance(s, VLoad):
         reads.add(s.buf)

@@ -330,12 +330,19 @@ class SwapPtr(Stmt):
     b: str
 
 
+ATOMIC_OPS = ("or", "xchg")
+
+
 @dataclass(frozen=True)
-class AtomicOr(Stmt):
-    """atomic_or(&buf[index], value) on a local int (a work-group wide "any")."""
+class Atomic(Stmt):
+    """`atomic_<op>(&buf[index], value)` on an int of a local or global buffer (ATOMIC_OPS:
+    "or", a work-group wide "any"; "xchg", claiming a place).  With `var`, it declares the
+    int `var`, the element's value before the operation."""
+    op: str
     buf: str
     index: Expr
     value: Expr
+    var: str = ""
 
 
 @dataclass(frozen=True)

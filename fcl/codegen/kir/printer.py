@@ -8,7 +8,7 @@ produces text for people (nothing parses it back).  Not here: OpenCL C
 """
 from __future__ import annotations
 
-from fcl.codegen.kir.nodes import (AtomicOr, Barrier, Bin, Call, Checked, Comment, Const, DeclPtr, DeclVar,
+from fcl.codegen.kir.nodes import (Atomic, Barrier, Bin, Call, Checked, Comment, Const, DeclPtr, DeclVar,
                                    Assign, Expr, Fail, For, HwId, If, Let, Load, Loop, ParFor, PartFor, Select,
                                    SeqFor, Stmt, Store, SwapPtr, Un, Var, VLoad, VStore, stmt_children)
 
@@ -80,8 +80,9 @@ def _format_head(s: Stmt) -> str:
         return "loop"
     if isinstance(s, Fail):
         return f"fail#{s.site}({', '.join(format_expr(v) for v in s.values)})"
-    if isinstance(s, AtomicOr):
-        return f"atomic_or {s.buf}[{format_expr(s.index)}] {format_expr(s.value)}"
+    if isinstance(s, Atomic):
+        old = f"{s.var} = " if s.var else ""
+        return f"{old}atomic_{s.op} {s.buf}[{format_expr(s.index)}] {format_expr(s.value)}"
     if isinstance(s, Barrier):
         return f"barrier  // {s.why}" if s.why else "barrier"
     if isinstance(s, DeclPtr):

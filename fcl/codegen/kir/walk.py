@@ -20,7 +20,7 @@ import dataclasses
 
 from fcl.codegen.kir.build import add, binop, call, cint, lt, select, unop
 from fcl.codegen.kir.memo import _field_names
-from fcl.codegen.kir.nodes import (Assign, Bin, Call, DeclPtr, DeclVar, Expr, For, If, Kernel, Let, Load,
+from fcl.codegen.kir.nodes import (Assign, Atomic, Bin, Call, DeclPtr, DeclVar, Expr, For, If, Kernel, Let, Load,
                                    ParFor, PartFor, SeqFor, Select, Stmt, SwapPtr, Un, Var, VLoad, _block_getter,
                                    _child_fields, _expr_getter, stmt_children, stmt_exprs)
 
@@ -156,6 +156,8 @@ def binds(s: Stmt) -> tuple[str, ...]:
         return (s.var,)
     if isinstance(s, VLoad):
         return (s.var,) + s.vars
+    if isinstance(s, Atomic):
+        return (s.var,) if s.var else ()
     if isinstance(s, PartFor):
         return (s.var, s.active) if s.active else (s.var,)
     if isinstance(s, SwapPtr):

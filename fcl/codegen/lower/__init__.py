@@ -26,6 +26,7 @@ The modules, each importing only those listed before it:
   point, the current span) and `Ctx` (where code goes, at which level);
 * `sizewords`: why the host cannot compute a length, in the program's terms;
 * `control`: an `if` decided at run time (`branch`, `emit_if`);
+* `claims`: the check that an `interleave` writes no place twice, where not proven;
 * `schemes`: iteration schemes (`push`, `concat`, `interleave`), where a forced
   array lives, `force`;
 * `loops`: `while` and `power` (two buffers stepped between), `seqfor`,

@@ -53,6 +53,8 @@ def declared_names(s: K.Stmt) -> list[str]:
         return [s.var]
     if isinstance(s, K.PartFor):
         return [s.var, s.active]
+    if isinstance(s, K.Atomic) and s.var:
+        return [s.var]
     return []
 
 

@@ -199,11 +199,13 @@ class Lowerer:
 
 
 def divides(v: SVal) -> bool:
-    """A scalar value (or pair of them) holding a checked divisor (`kir.checked_divisor`)."""
+    """A scalar value (or pair of them) holding a checked divisor (`kir.checked_divisor`), or a
+    check that fails whatever the values (a divisor or length the compiler knows is 0)."""
     if isinstance(v, SPair):
         return divides(v.a) or divides(v.b)
     return isinstance(v, SScalar) and bool(v.e.kinds & K.kind_bits(K.Checked)) and any(
-        K.plain_divisor(x) is not x for x in K.walk_expr(v.e) if isinstance(x, K.Select))
+        isinstance(x, K.Select) and K.plain_divisor(x) is not x
+        or isinstance(x, K.Checked) and K.is_const(x.length, 0) for x in K.walk_expr(v.e))
 
 
 def literal_array(elems: list[SVal]) -> SPull:

@@ -269,7 +269,7 @@ def _warp_while(ctx, head: Ctx, c: K.Expr, steps: tuple, cur: BufRec):
     anyv = b.fresh("anygoing")
     head.emit(K.If(K.binop("eq", K.HwId("int", "lid"), K.cint(0)), (K.Store(flag.name, K.cint(0), K.cint(0)),)))
     head.emit(K.Barrier("reset the while flag"))
-    head.emit(K.If(going, (K.AtomicOr(flag.name, K.cint(0), K.cint(1)),)))
+    head.emit(K.If(going, (K.Atomic("or", flag.name, K.cint(0), K.cint(1)),)))
     head.emit(K.Barrier("every warp has voted"))
     head.emit(K.Let(anyv, K.binop("ne", K.Load("int", flag.name, K.cint(0)), K.cint(0))))
     body_stmts = (K.If(going, steps), K.Barrier(cur.origin))
@@ -329,7 +329,7 @@ def _guarded_loop(ctx, head, cond, body, holder: str, length=None):
         b.guarded.append(holder)
     bit = K.cint(1 << min(b.guarded.index(holder), 29))
     flag = K.select(capped, K.binop("bor", bit, K.cint(P.CAPPED)), bit)
-    ctx.emit(K.If(K.Var("bool", stuck), (K.AtomicOr(b.guard.name, K.cint(0), flag),)))
+    ctx.emit(K.If(K.Var("bool", stuck), (K.Atomic("or", b.guard.name, K.cint(0), flag),)))
 
 
 def _host_while(ctx, cond, step, pp: PingPong) -> SPull:

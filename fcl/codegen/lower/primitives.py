@@ -13,6 +13,7 @@ from fcl.base.errors import CompilerBug
 from fcl.base.hw import STORAGE_DTYPES, Level
 from fcl.codegen import kir as K
 from fcl.codegen.lower.builder import Ctx
+from fcl.codegen.lower.claims import Claims
 from fcl.codegen.lower.loops import foldl, power_loop, seq_concat, seqfor, while_loop
 from fcl.codegen.lower.schemes import fail_unless, force, parts_scheme, push_scheme
 from fcl.codegen.lower.values import SFun, SLevelFun, SPair, SPull, SPush, SScalar, SVal, apply, apply2, as_scalar
@@ -115,7 +116,7 @@ def concat(ctx, n, parts, level: int):
     span = ctx.b.span
 
     def place(c, p, j, count):
-        return K.add(K.mul(p, n.e), j), K.Const("bool", True), ()
+        return K.add(K.mul(p, n.e), j), K.Const("bool", True), (), None
 
     def fits(c, p, m, count, active):
         return fail_unless(c, K.binop("eq", m, n.e), "concat", (p, m, n.e, count), span, active)
@@ -123,20 +124,29 @@ def concat(ctx, n, parts, level: int):
 
 
 def interleave(ctx, n, f, parts, level: int):
-    """`interleave n f parts`: element j of part p (at most n elements) at position f (p, j),
-    inside the result of n * (the number of parts) elements."""
+    """`interleave n f parts`: element j of part p (n elements) at position f (p, j), inside
+    the result of n * (the number of parts) elements, each written once (`claims`)."""
     span = ctx.b.span
+    claims = Claims(ctx, level, n.e, span)
 
     def place(c, p, j, count):
+        if not isinstance(j, K.Var):
+            name = c.b.fresh("j")
+            c.emit(K.Let(name, j))
+            j = K.Var("int", name)
+        mark = len(c.stmts)
         pos, total = as_scalar(c, apply(c, f, SPair(SScalar(p), SScalar(j)))).e, K.mul(n.e, count)
+        claims.decide(c, p, j, pos, count, {s.var: s.expr for s in c.stmts[mark:] if isinstance(s, K.Let)})
         pos = c.bind(pos, "pos")
         inside = K.binop("and", K.binop("le", K.cint(0), pos), K.lt(pos, total))
         buf, site = c.b.check_site("interleave-position", span)
-        return pos, inside, (K.Fail(buf, site, (p, j, pos, total)),) if site >= 0 else ()
+        return (pos, inside, (K.Fail(buf, site, (p, j, pos, total)),) if site >= 0 else (),
+                claims.claim(c, p, pos))
 
     def fits(c, p, m, count, active):
+        fail_unless(c, K.binop("ge", m, n.e), "interleave-holes", (p, m, n.e), span, active)
         return fail_unless(c, K.binop("le", m, n.e), "interleave-part", (p, m, n.e), span, active)
-    return parts_scheme(level, n.e, parts, place, fits, span)
+    return parts_scheme(level, n.e, parts, place, fits, span, claims)
 
 
 def _elem(fn):

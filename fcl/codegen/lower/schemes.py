@@ -74,11 +74,12 @@ def push_scheme(level: int, arr: SPull, span) -> SPush:
     return SPush(level, arr.n, run, span)
 
 
-def parts_scheme(level: int, n: K.Expr, parts: SPull, place: Callable, fits: Callable, span) -> SPush:
+def parts_scheme(level: int, n: K.Expr, parts: SPull, place: Callable, fits: Callable, span,
+                 claims=None) -> SPush:
     """`concat`/`interleave` at `level`: part p goes to the p-th sub-unit, element j
     of it to position place(ctx, p, j, count) (with the condition that it is inside the
     result and the failure to record where it is not, the evaluator's error: such a position
-    is never written).  A part
+    is never written; and the `claims.Claims` check of a place written twice, or None).  A part
     whose length m the operation does not take is the evaluator's error too:
     fits(ctx, p, m, count, active) checks it at the part's top and gives the condition, so
     the part writes nothing then (no element lands outside the result or on another part's)."""
@@ -93,15 +94,24 @@ def parts_scheme(level: int, n: K.Expr, parts: SPull, place: Callable, fits: Cal
         going = K.binop("and", K.Var("bool", active), fits(body, p, part.n, parts.n, K.Var("bool", active)))
 
         def inner(c, j, v):
-            pos, inside, outside = place(c, p, j, parts.n)
-            guarded = c.sub()
-            w(guarded, pos, v)
-            writes = tuple(guarded.stmts)
+            pos, inside, outside, claim = place(c, p, j, parts.n)
+
+            def write() -> tuple:
+                guarded = c.sub()
+                w(guarded, pos, v)
+                return tuple(guarded.stmts)
+            writes = write()
+            if claim is not None:       # a place claimed before is not written again
+                proven, take, taken, failed = claim
+                claimed = take + (K.If(taken, write(), failed),)
+                writes = claimed if K.is_const(proven, False) else (K.If(proven, writes, claimed),)
             if not K.is_const(inside, True):
                 writes = (K.If(inside, writes, outside),)
             c.emit(K.If(going, writes))
         part.run(body, inner)
         reuse_barrier(body, level, p, parts.n)
+        if claims is not None:
+            claims.zero(ctx)
         ctx.emit(K.PartFor(Level(level), var, parts.n, tuple(body.stmts), active))
     return SPush(level, K.mul(n, parts.n), run, span)
 

@@ -122,7 +122,7 @@ def _skew_kernel(k: K.Kernel) -> K.Kernel:
     lanes = _Lanes(k, varying)
     strided = set()
     for s in K.walk_stmts(k.body):
-        if isinstance(s, (K.Store, K.AtomicOr)) and s.buf in cls and lane_strided(s.index, varying, lanes):
+        if isinstance(s, (K.Store, K.Atomic)) and s.buf in cls and lane_strided(s.index, varying, lanes):
             strided.add(cls[s.buf])
         for e in K.stmt_exprs(s):
             for n in K.walk_expr(e):
@@ -143,7 +143,7 @@ def _skew_kernel(k: K.Kernel) -> K.Kernel:
         return e
 
     def fs(s: K.Stmt) -> K.Stmt:
-        if isinstance(s, (K.Store, K.AtomicOr)) and s.buf in skewed:
+        if isinstance(s, (K.Store, K.Atomic)) and s.buf in skewed:
             return dataclasses.replace(s, index=skew(s.index))
         return s
 

@@ -197,7 +197,7 @@ def _independent(loop: K.For, block, facts: VectorFacts) -> bool:
         return bool(e.names & (own | {loop.var})) or not facts.pure(e)
     stored, useful = set(), False
     for s in K.walk_stmts(loop.body):
-        if isinstance(s, (K.Barrier, K.AtomicOr, K.Fail, K.DeclPtr, K.SwapPtr, K.VLoad, K.VStore)):
+        if isinstance(s, (K.Barrier, K.Atomic, K.Fail, K.DeclPtr, K.SwapPtr, K.VLoad, K.VStore)):
             return False
         if isinstance(s, K.Assign) and s.var not in own:
             return False            # a value carried from one iteration to the next

@@ -169,6 +169,12 @@ def failure_message(kind: str, values) -> str:
                 f"position {a * c + c} is written twice (by parts {a} and {a + 1})")
     if kind == "interleave-part":       # part a has b elements, more than the part length c
         return f"interleave: part {a} has {b} elements, more than the part length {c}"
+    if kind == "interleave-holes":      # part a has b elements, fewer than the part length c
+        return (f"interleave leaves holes: positions are never written (part {a} has {b} "
+                f"elements, fewer than the part length {c})")
+    if kind == "interleave-twice":      # position a, claimed by part b, written by part c
+        return (f"interleave is not injective: position {a} is written twice (write conflict "
+                f"between part {min(b, c)} and part {max(b, c)})")
     if kind == "interleave-position":   # part a, element b goes to position c of d
         return (f"interleave: part {a}, element {b} goes to position {c}, "
                 f"outside the result (length {d})")

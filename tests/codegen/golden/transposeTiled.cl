@@ -4,7 +4,8 @@ global buffers:
   in3_1      int[lengthPull mat]  input: argument 4
   bounds     int[6]  bounds: device run-time checks
   out6       int[tileDim * tileDim * (hs3 * hs4)]  output: result of transposeTiled
-kernel transposeTiled(in3_1, bounds, out6, arg0, arg1, arg2, n3, hs2, hs3, hs4, hs5): 2 barriers
+  claims13   int[tileDim * tileDim * (hs3 * hs4) * (1 - b2i(rows / tileDim > 0 && tileDim > 0 && rows >= 0))]  claims: claims of the interleave at prelude/prelude.fcl:110
+kernel transposeTiled(in3_1, bounds, out6, claims13, arg0, arg1, arg2, n3, hs2, hs3, hs4, hs5): 2 barriers
   local   l10    int[tileDim * tileDim]  (block level, force at examples/transpose.fcl:14)
   local memory: 4 * (tileDim * tileDim + tileDim * tileDim / 32 + 1) bytes per work-group
 host program:
@@ -14,8 +15,9 @@ host program:
   hs4 := rows / tileDim
   hs5 := rows / tileDim
   alloc out6 : int[tileDim * tileDim * (hs3 * hs4)]
-  launch transposeTiled on min(#NumGroups, max(1, hs3 * hs4)) work-groups x 256 work-items (in3_1, bounds, out6, arg0, arg1, arg2, n3, hs2, hs3, hs4, hs5)
-  check bounds: no run-time check failed (27 device checks left of 25 in the program: `index`, zero divisors, part lengths)
+  alloc claims13 : int[tileDim * tileDim * (hs3 * hs4) * (1 - b2i(rows / tileDim > 0 && tileDim > 0 && rows >= 0))]
+  launch transposeTiled on min(#NumGroups, max(1, hs3 * hs4)) work-groups x 256 work-items (in3_1, bounds, out6, claims13, arg0, arg1, arg2, n3, hs2, hs3, hs4, hs5)
+  check bounds: no run-time check failed (29 device checks left of 26 in the program: `index`, zero divisors, part lengths)
   result: array in out6, length tileDim * tileDim * (hs3 * hs4)
 examples/transpose.fcl:13:3: note: `split2DGrid` leaves out the rows and columns past the last whole t x t tile
 
@@ -53,6 +55,7 @@ void transposeTiled(
     __global const int* restrict in3_1  /* argument 4: global, n3 x int */,
     __global int* bounds  /* device run-time checks: global, 6 x int */,
     __global int* out6  /* result of transposeTiled: global, ((arg0 mul arg0) mul (hs3 mul hs4)) x int */,
+    __global int* restrict claims13  /* claims of the interleave at prelude/prelude.fcl:110: global, (((arg0 mul arg0) mul (hs3 mul hs4)) mul (1 sub b2i(((((arg2 div arg0) gt 0) and (arg0 gt 0)) and (arg2 ge 0))))) x int */,
     const int arg0,
     const int arg1,
     const int arg2,
@@ -72,31 +75,41 @@ void transposeTiled(
   if (!(fcl_mul(hs3, hs4) >= 0)) {
     fcl_fail(bounds, 5, fcl_mul(hs3, hs4), 0, 0, 0);
   }
-  const bool inv3 = !(fcl_mul(arg0, arg0) >= 0);
-  const int inv4 = fcl_mul(arg0, arg0);
-  const int inv5 = fcl_mul(fcl_mul(arg0, arg0), fcl_mul(hs3, hs4));
-  const int inv6 = fcl_mul(hs3, hs4);
-  for (int part7 = (int)get_group_id(0); part7 < inv6; part7 += (int)get_num_groups(0)) {
+  const bool inv4 = !(fcl_mul(arg0, arg0) >= 0);
+  const int inv5 = fcl_mul(arg0, arg0);
+  const int inv6 = fcl_mul(fcl_mul(arg0, arg0), fcl_mul(hs3, hs4));
+  const bool inv7 = fcl_div(arg2, arg0) > 0 && arg0 > 0 && arg2 >= 0;
+  const int inv8 = fcl_mul(hs3, hs4);
+  for (int part7 = (int)get_group_id(0); part7 < inv8; part7 += (int)get_num_groups(0)) {
     const int sh9 = fcl_check(fcl_add(fcl_mul(fcl_mod(part7, hs4 != 0 ? hs4 : fcl_check(part7, 0, bounds, 7)), hs3), fcl_div(part7, hs4 != 0 ? hs4 : fcl_check(part7, 0, bounds, 8))), fcl_mul(fcl_div(arg2, arg0 != 0 ? arg0 : fcl_check(arg2, 0, bounds, 1)), hs2), bounds, 9);
-    if (inv3) {
-      fcl_fail(bounds, 10, inv4, 0, 0, 0);
+    if (inv4) {
+      fcl_fail(bounds, 10, inv5, 0, 0, 0);
     }
-    for (int i11 = lid; i11 < inv4; i11 += 256) {
+    for (int i11 = lid; i11 < inv5; i11 += 256) {
       l10[fcl_skew(i11)] = in3_1[fcl_check(fcl_add(fcl_add(fcl_mul(fcl_add(fcl_mul(fcl_div(sh9, hs2 != 0 ? hs2 : fcl_check(sh9, 0, bounds, 11)), arg0), fcl_div(i11, arg0 != 0 ? arg0 : fcl_check(i11, 0, bounds, 12))), arg1), fcl_mul(fcl_mod(sh9, hs2 != 0 ? hs2 : fcl_check(sh9, 0, bounds, 13)), arg0)), fcl_mod(i11, arg0 != 0 ? arg0 : fcl_check(i11, 0, bounds, 14))), n3, bounds, 15)];
     }
     barrier(CLK_LOCAL_MEM_FENCE);  /* force at examples/transpose.fcl:14 */
-    if (inv3) {
-      fcl_fail(bounds, 16, inv4, 0, 0, 0);
+    if (inv4) {
+      fcl_fail(bounds, 16, inv5, 0, 0, 0);
     }
-    for (int i12 = lid; i12 < inv4; i12 += 256) {
-      const int pos13 = fcl_add(fcl_add(fcl_mul(fcl_add(fcl_mul(fcl_div(part7, hs5 != 0 ? hs5 : fcl_check(part7, 0, bounds, 20)), arg0), fcl_div(i12, arg0 != 0 ? arg0 : fcl_check(i12, 0, bounds, 21))), arg2), fcl_mul(fcl_mod(part7, hs5 != 0 ? hs5 : fcl_check(part7, 0, bounds, 22)), arg0)), fcl_mod(i12, arg0 != 0 ? arg0 : fcl_check(i12, 0, bounds, 23)));
-      if (0 <= pos13 && pos13 < inv5) {
-        out6[pos13] = l10[fcl_skew(fcl_check(fcl_add(fcl_mul(fcl_mod(i12, arg0 != 0 ? arg0 : fcl_check(i12, 0, bounds, 17)), arg0), fcl_div(i12, arg0 != 0 ? arg0 : fcl_check(i12, 0, bounds, 18))), inv4, bounds, 19))];
+    for (int i12 = lid; i12 < inv5; i12 += 256) {
+      const int pos14 = fcl_add(fcl_add(fcl_mul(fcl_add(fcl_mul(fcl_div(part7, hs5 != 0 ? hs5 : fcl_check(part7, 0, bounds, 20)), arg0), fcl_div(i12, arg0 != 0 ? arg0 : fcl_check(i12, 0, bounds, 21))), arg2), fcl_mul(fcl_mod(part7, hs5 != 0 ? hs5 : fcl_check(part7, 0, bounds, 22)), arg0)), fcl_mod(i12, arg0 != 0 ? arg0 : fcl_check(i12, 0, bounds, 23)));
+      if (0 <= pos14 && pos14 < inv6) {
+        if (inv7) {
+          out6[pos14] = l10[fcl_skew(fcl_check(fcl_add(fcl_mul(i12 % arg0, arg0), i12 / arg0), inv5, bounds, 19))];
+        } else {
+          const int old15 = atomic_xchg(&claims13[pos14], part7 + 1);
+          if (old15 == 0) {
+            out6[pos14] = l10[fcl_skew(fcl_check(fcl_add(fcl_mul(fcl_mod(i12, arg0 != 0 ? arg0 : fcl_check(i12, 0, bounds, 17)), arg0), fcl_div(i12, arg0 != 0 ? arg0 : fcl_check(i12, 0, bounds, 18))), inv5, bounds, 19))];
+          } else {
+            fcl_fail(bounds, 25, pos14, fcl_sub(old15, 1), part7, 0);
+          }
+        }
       } else {
-        fcl_fail(bounds, 24, part7, i12, pos13, inv5);
+        fcl_fail(bounds, 24, part7, i12, pos14, inv6);
       }
     }
-    if (fcl_add(part7, (int)get_num_groups(0)) < inv6) {
+    if (fcl_add(part7, (int)get_num_groups(0)) < inv8) {
       barrier(CLK_LOCAL_MEM_FENCE);  /* the next part reuses local memory */
     }
   }
