@@ -102,9 +102,7 @@ def test_generator_covers_every_construct():
 
 # Seeds whose compiled program still breaks the contract, each for a reason docs/language.md
 # (8.2) lists as not yet checked on the device; strict: a fixed one fails here until it leaves.
-KNOWN_MISMATCHES = {
-    147: "a zero divisor in a value no one uses (the evaluator evaluates every argument)",
-}
+KNOWN_MISMATCHES: dict[int, str] = {}     # seed -> why, while the compiled program disagrees
 
 
 @pytest.mark.skipif(not _device_available(), reason="no OpenCL device")

@@ -89,10 +89,13 @@ class Lowerer:
         raise CompileError(f"unbound name `{name}` during compilation", span)
 
     def ev_Lam(self, ctx, env, e):
+        unused = e.param not in {x.name for x in A.free_uses(e.body)}
+
         def f(c, v, env=env, e=e):
             # an argument is evaluated before the call, as in the evaluator: its zero-divisor
-            # checks are made here, used or not (bounds checks stay where the value is used)
-            return self.ev(c, {**env, e.param: c.share(v, eager=divides(v))}, e.body)
+            # checks are made here, used or not, and all its checks where the function leaves
+            # it unused (else bounds checks stay where the value is used)
+            return self.ev(c, {**env, e.param: c.share(v, eager=checks(v) if unused else divides(v))}, e.body)
         return SFun(f, e.param)
 
     def ev_LevelLam(self, ctx, env, e):
@@ -196,6 +199,13 @@ class Lowerer:
         if not sc.stmts:        # no code of its own: the value is good where `a` is
             return SScalar(K.binop(BINOPS[e.op], a, b.e))
         return v
+
+
+def checks(v: SVal) -> bool:
+    """A scalar value (or pair of them) holding a run-time check."""
+    if isinstance(v, SPair):
+        return checks(v.a) or checks(v.b)
+    return isinstance(v, SScalar) and bool(v.e.kinds & K.kind_bits(K.Checked))
 
 
 def divides(v: SVal) -> bool:
