@@ -69,17 +69,32 @@ class PushGen(GenBase):
         ij = self.fresh("ij")
         self.features.add(f"interleave {LEVEL_KEYWORDS[level]}")
         weave = comb
-        if weave.startswith("weave") and self.r.random() < 0.9:
+        if weave.startswith("weave") and self.r.random() < 0.6:
             return (f"(let {src} = {arr} in {weave} {m} "
                     f"(mapPull (fn {p} => {part}) (splitUp {m} {src})))")
-        count = f"(lengthPull {src} / {m})"
-        place = f"snd {ij} * {count} + fst {ij}"
-        if self.r.random() < 0.15:      # positions outside the result, written twice, or holes
-            self.features.add("bad interleave")
-            place = self.r.choice([f"{place} + 1", f"fst {ij}", f"snd {ij} * ({count} + 1) + fst {ij}",
-                                   f"({place}) / 2", f"({place}) - 1", f"snd {ij} + fst {ij}"])
+        place = self.position(src, ij, m)
         return (f"(let {src} = {arr} in interleave {m} (fn {ij} => {place}) "
                 f"(mapPull (fn {p} => {part}) (splitUp {m} {src})))")
+
+    def position(self, src: str, ij: str, m: int) -> str:
+        """An interleave's position of element `snd ij` of part `fst ij` (m elements, as many
+        parts as `src` has m-runs): strided, concatenated, or reordered inside the part by
+        digits (j % a) * b + j / a, each a bijection the compiler may prove; or one that is
+        not (outside the result, a place twice, holes), some of them near misses of a proof."""
+        i, j, count = f"fst {ij}", f"snd {ij}", f"(lengthPull {src} / {m})"
+        splits = [(a, m // a) for a in (2, 3, 4, 8) if m % a == 0 and a < m]
+        good = [f"{j} * {count} + {i}", f"{i} * {m} + {j}", f"({m} - 1 - {j}) * {count} + {i}"]
+        bad = [f"{j} * {count} + {i} + 1", i, f"{j} * ({count} + 1) + {i}", f"({j} * {count} + {i}) / 2",
+               f"{j} * {count} + {i} - 1", f"{j} + {i}", f"{i} * ({m} - 1) + {j}", f"{j} * {count} + {i} * 2"]
+        if splits:
+            a, b = self.r.choice(splits)
+            good.append(f"{i} * {m} + ({j} % {a}) * {b} + {j} / {a}")
+            bad += [f"{i} * {m} + ({j} % {a}) * {a} + {j} / {a}" if a != b else f"{i} * {m} + ({j} % {a}) * {b}",
+                    f"{i} * {m} + ({j} % {a}) * {b} + {j} / {b}" if a != b else f"{i} * {m} + {j} / {a}"]
+        if self.r.random() < 0.3:      # positions outside the result, written twice, or holes
+            self.features.add("bad interleave")
+            return self.r.choice(bad)
+        return self.r.choice(good)
 
     def combiner(self, prim: str, helper: str, level: int) -> str:
         """`concat` (`interleave`), or the helper with a level parameter that is it,

@@ -8,9 +8,12 @@ its body that reads no buffer, no name the body defines or assigns, and is
 more than one cheap operation on leaves is computed once into a `Let` just before the loop; identical
 occurrences share it (so this is also common-subexpression elimination for
 invariants).  Expressions are pure and never trap (x/0 is 0), so computing
-one for a loop that runs zero times is harmless.  The `simplify` pass then
-removes the copies left behind.  Not moved: loads (a store in the loop may
-change them), statements.
+one for a loop that runs zero times is harmless.  A loop's bound (`stop`) is
+evaluated at least once, so its invariant parts move out with their run-time
+checks (a divisor that may be zero: `part < n / chunk`, which would otherwise
+divide at every step).  The `simplify` pass then removes the copies left
+behind.  Not moved: loads (a store in the loop may change them), statements,
+checks of the body.
 """
 from __future__ import annotations
 
@@ -79,16 +82,22 @@ class _Kernel:
         def hoisted(e: K.Expr) -> bool:
             return _worth(e) and invariant(e)
 
-        def collect(e: K.Expr):
-            if hoisted(e):
+        def checked_bound(e: K.Expr) -> bool:
+            """Invariant but for the checks it makes (in the bound, which always runs)."""
+            checks = {x.buf for x in K.walk_expr(e) if isinstance(x, K.Checked)} if e.buffers_read else set()
+            return _worth(e) and e.buffers_read <= checks and variant.isdisjoint(e.names)
+
+        def collect(e: K.Expr, take=hoisted):
+            if take(e):
                 found.setdefault(e, "")
                 return
             for c in K.expr_children(e):
-                collect(c)
+                collect(c, take)
 
         for s in K.walk_stmts(loop.body):
             for e in K.stmt_exprs(s):
                 collect(e)
+        collect(loop.stop, checked_bound)
         if not found:
             return (), loop
         lets = []
@@ -97,7 +106,8 @@ class _Kernel:
             lets.append(K.Let(found[e], e))
 
         body = _replace_stmts(loop.body, found, hoisted)
-        bounds = {f: _replace(getattr(loop, f), found, hoisted) for f in ("start", "stop", "step")}
+        bounds = {f: _replace(getattr(loop, f), found, hoisted) for f in ("start", "step")}
+        bounds["stop"] = _replace(loop.stop, found, lambda e: hoisted(e) or checked_bound(e))
         return tuple(lets), dataclasses.replace(loop, body=body, **bounds)
 
 
