@@ -53,7 +53,12 @@ class PushGen(GenBase):
                 arr = self.while_(env, ty, depth, lvl, top, form=0.0)
             return (f"(let {src} = {arr} in concat 0 "
                     f"(mapPull (fn {p} => push <{LEVEL_KEYWORDS[level - 1]}> (take 0 {p})) (splitUp {m} {src})))")
-        interleaved = self.r.random() < 0.3
+        interleaved = self.r.random() < 0.4
+        if interleaved and self.r.random() < 0.6:    # several parts, so a place can be written twice
+            k, a = self.fresh("k"), self.fresh("a")
+            arr = (f"(let {a} = {arr} in generate ({self.r.choice([2, 3, 4])} * {m}) (fn {k} => "
+                   f"if lengthPull {a} > 0 then index {a} ({k} % lengthPull {a}) else "
+                   f"{ {'int': k, 'double': f'i2d {k}', 'float': f'i2f {k}'}.get(ty, 'false')}))")
         comb = self.combiner("interleave", "weave", level) if interleaved else self.combiner("concat", "place", level)
         penv = {**env, p: f"[{ty}]"}
         if self.r.random() < 0.07:
@@ -69,7 +74,7 @@ class PushGen(GenBase):
         ij = self.fresh("ij")
         self.features.add(f"interleave {LEVEL_KEYWORDS[level]}")
         weave = comb
-        if weave.startswith("weave") and self.r.random() < 0.6:
+        if weave.startswith("weave") and self.r.random() < 0.5:
             return (f"(let {src} = {arr} in {weave} {m} "
                     f"(mapPull (fn {p} => {part}) (splitUp {m} {src})))")
         place = self.position(src, ij, m)
@@ -91,7 +96,7 @@ class PushGen(GenBase):
             good.append(f"{i} * {m} + ({j} % {a}) * {b} + {j} / {a}")
             bad += [f"{i} * {m} + ({j} % {a}) * {a} + {j} / {a}" if a != b else f"{i} * {m} + ({j} % {a}) * {b}",
                     f"{i} * {m} + ({j} % {a}) * {b} + {j} / {b}" if a != b else f"{i} * {m} + {j} / {a}"]
-        if self.r.random() < 0.3:      # positions outside the result, written twice, or holes
+        if self.r.random() < 0.4:      # positions outside the result, written twice, or holes
             self.features.add("bad interleave")
             return self.r.choice(bad)
         return self.r.choice(good)
@@ -114,7 +119,8 @@ class PushGen(GenBase):
             return f"push <{L}> (generate {n} ({self.id_fn(env, ty, depth, 'i', 0.5)}))"
         if kind < 0.6 and m > 1:
             return f"push <{L}> (take {m - 1} {self.atom(self.same_length(env, ty, depth, level, p, m))})"
-        n = self.r.choice([f"(if index {p} 0 > 0 then {m} else {m + 1})", f"({m} - b2i (index {p} 0 == 0))"])
+        zero = {"double": "0.0", "float": "0.0f"}.get(ty, "0")
+        n = self.r.choice([f"(if index {p} 0 > {zero} then {m} else {m + 1})", f"({m} - b2i (index {p} 0 == {zero}))"])
         return f"push <{L}> (generate {n} (fn {i} => index {p} ({i} % {m})))"
 
     def part(self, env, ty, depth, level, p, m) -> str:
