@@ -7,13 +7,14 @@
   `/`, `%`, `abs` and shifts of elements, forced parts read back by other
   work-items; ids and loop variables in arithmetic that goes negative,
   helpers with level parameters applied at several levels; parts of the wrong
-  length, interleave positions outside the result, zero divisors, negative
-  lengths) run on the evaluator and compiled on the default device: ints
+  length, interleave positions that are one-to-one by mixed-radix digits and
+  near misses of that (outside the result, a place twice, holes), zero
+  divisors, negative lengths) run on the evaluator and compiled on the default device: ints
   equal, floats within 1e-6, compile-time refusals located, a located
   run-time error where the evaluator reports one and none where it gives a
   value, OpenCL sources of bounded size; no crash, hang or worker death.
   Each of the planted one-operator mutations of fcl/fuzz/mutate.py fails it
-  (on 2026-11-27 at 3ad71a1, on PoCL, within 3 to 30 seeds; docs/fuzzing.md says
+  (on 2026-11-27 at df469fd, on PoCL, within 3 to 95 seeds; docs/fuzzing.md says
   how to plant one and count).  Every eighth case,
   and each case with a construct aimed at barriers or out-of-range reads, also
   runs on the kernel-IR interpreter (divergent barriers, out-of-bounds
