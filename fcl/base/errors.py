@@ -181,7 +181,7 @@ LIMITATIONS = {
     "force-placement": "a block- or warp-level `force` inside the per-element work of a warp- or "
                        "grid-level push, one that depends on the element, or one under a "
                        "condition that differs between the work-items of the block",
-    "grid-nesting": "a grid-level `force`, `while` or `power` below the top level of a kernel "
+    "grid-nesting": "a grid-level `force`, `while`, `power` or `reduceByIndex` below the top level of a kernel "
                     "(inside a part of a concat or per-element work), `seqConcat` over "
                     "grid-level parts, and a local array used after a grid-level `force`",
     "host-step-count": "a warp-level `power` or `seqConcat`, or a grid-level `power`, whose step "
@@ -193,6 +193,8 @@ LIMITATIONS = {
                         "than push arrays, pull arrays of scalars and scalars",
     "element-types": "push arrays of pairs, and loop states other than scalars and pairs of "
                      "scalars",
+    "combining-operator": "a `reduceByIndex` whose operator the device has no atomic operation "
+                          "for (it combines ints with +, min, max, &, | and ^)",
 }
 
 

@@ -25,6 +25,10 @@ from fcl.base.hw import STORAGE_DTYPES, skewed_index
 from fcl.base.operators import COMPARISONS, OPERATORS
 from fcl.codegen import kir as K
 
+# kir.Atomic's operations on the old value and the operand
+ATOMIC = {"add": lambda a, b: a + b, "min": min, "max": max, "and": lambda a, b: a & b,
+          "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b, "xchg": lambda a, b: b}
+
 MAX_LOOP_STEPS = 1 << 22
 Op = K.Op
 
@@ -152,7 +156,7 @@ class KernelRun:
                 arr, i = self.array(s.buf, wi), self.ev(s.index, wi)
                 self.check_index(s.buf, arr, i)
                 old, value = int(arr[i]), self.ev(s.value, wi)
-                arr[i] = old | value if s.op == "or" else value
+                arr[i] = S.wrap(ATOMIC[s.op](old, value))
                 if s.var:
                     wi.env[s.var] = old
             elif t is K.DeclPtr:

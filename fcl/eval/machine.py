@@ -401,6 +401,33 @@ class Machine:
         self.cost.while_iterations[level] += 1
         return new
 
+    def run_reduce_by_index(self, bins: int, op, ne, idx: Pull, vals: Pull, span) -> Buffer:
+        """reduceByIndex bins op ne idx vals: bin b starts at ne and combines, in index order,
+        every vals[i] whose idx[i] is b (op (bin) (vals[i])); an index outside [0, bins) is
+        dropped.  A grid-level operation: the bins are set in one kernel and combined into
+        in the next (two kernel boundaries), each element read once and each kept one written."""
+        if self.loc < 3:
+            raise EvalError(f"reduceByIndex combines over the whole grid; it cannot run inside a "
+                            f"{_lname(self.loc)}-level computation", span)
+        if idx.n != vals.n:
+            raise EvalError(f"reduceByIndex: {idx.n} indices but {vals.n} values", span)
+        out = [ne] * bins
+        get_i, get_v = idx.get, vals.get
+        kept = 0
+        for i in range(idx.n):
+            b, v = get_i(i), get_v(i)
+            if type(b) is not int:
+                raise EvalError(f"reduceByIndex: the index of element {i} is {describe(b)}, not an int", span)
+            if 0 <= b < bins:
+                out[b] = op(out[b])(v)
+                kept += 1
+        self.cost.work[3] += idx.n + bins
+        self.cost.writes[GLOBAL][self.ctx] += bins + kept
+        self.cost.forces[3] += 1
+        self.cost.barriers[3] += 2
+        self.span[3] += 2
+        return Buffer(out, GLOBAL, self)
+
     def run_foldl(self, f, acc, a: Pull, span):
         """foldl f acc a: a sequential loop in one thread (work and span at thread level)."""
         get = a.get

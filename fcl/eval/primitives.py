@@ -124,6 +124,14 @@ def p_foldl(m, span, f, acc, a):
     return m.run_foldl(_need_fn("foldl", f, span), acc, _need_pull("foldl", a, span), span)
 
 
+def p_reduce_by_index(m, span, bins, op, ne, idx, vals):
+    """reduceByIndex bins op ne is vs: a combining scatter into `bins` bins."""
+    _need_size("reduceByIndex", "the number of bins", bins, span)
+    return m.run_reduce_by_index(bins, _need_fn("reduceByIndex", op, span), ne,
+                                 _need_pull("reduceByIndex", idx, span),
+                                 _need_pull("reduceByIndex", vals, span), span)
+
+
 def p_power(m, span, n, step, init):
     """power n step init: n counted steps, step i gets the iteration number i."""
     _need_int("power", "the number of steps", n, span)
@@ -190,6 +198,7 @@ PRIMS: dict[str, Prim] = {p.name: p for p in [
     Prim("while", "vvv", p_while),
     Prim("foldl", "vvv", p_foldl),
     Prim("power", "vvv", p_power),
+    Prim("reduceByIndex", "vvvvv", p_reduce_by_index),
     Prim("seqfor", "vvv", p_seqfor),
     Prim("seqConcat", "vvvv", p_seq_concat),
     Prim("fst", "v", p_fst),

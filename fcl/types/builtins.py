@@ -71,6 +71,9 @@ _TABLE: list[tuple[str, Type, str]] = [
     ("seqConcat", fn(INT, INT, b, fn(b, INT, pair(b, push(a, L))), push(a, L)),
      "seqConcat m n s f: n steps on the same units, one after another; step i writes "
      "the m elements of snd (f s_i i) at i*m.., s_(i+1) = fst (f s_i i)"),
+    ("reduceByIndex", fn(INT, fn(a, a, a), a, pull(INT), pull(a), pull(a)),
+     "reduceByIndex bins op ne is vs: bin b is the fold of op from ne over the vs[i] with "
+     "is[i] = b, in index order; indices outside [0, bins) are dropped"),
     ("zipWithPush", fn(fn(a, b, c), pull(a), push(b, L), push(c, L)),
      "element i of the result is f (a[i]) (b[i]); not expressible with the other primitives"),
     ("sizeOf", fn(TVarT("e", "BT"), INT),

@@ -169,6 +169,10 @@ def failure_message(kind: str, values) -> str:
                 f"position {a * c + c} is written twice (by parts {a} and {a + 1})")
     if kind == "interleave-part":       # part a has b elements, more than the part length c
         return f"interleave: part {a} has {b} elements, more than the part length {c}"
+    if kind == "reduceByIndex-lengths":
+        return f"reduceByIndex: {a} indices but {b} values"
+    if kind == "reduceByIndex-bins":
+        return f"reduceByIndex: the number of bins must not be negative, got {a}"
     if kind == "interleave-holes":      # part a has b elements, fewer than the part length c
         return (f"interleave leaves holes: positions are never written (part {a} has {b} "
                 f"elements, fewer than the part length {c})")

@@ -1,0 +1,91 @@
+"""Combining scatters: `reduceByIndex bins op ne is vs`.
+
+The evaluator's meaning is the fold of `op` from `ne` over the values of each bin in index
+order.  The device combines with atomics, in whatever order the work-items come, so only
+operators for which every order gives that fold are compiled: int `+`, `min`, `max`, `&`,
+`|`, `^` (recognised by applying `op` to two names: `fn a => fn b => a + b`, `max`...);
+another operator is a located refusal.  Two kernels at grid level: the first sets the
+bins to `ne`, the second combines every element whose index is inside [0, bins) into its
+bin (`atomic_add` ...).  Where the bins fit in local memory and `ne` is the operator's
+identity (0 for `+`, the int range's ends for `min` and `max` ...), each work-group
+first combines its elements in a local copy of the bins and then adds its copy into the
+global one (privatisation: one global atomic per bin and work-group instead of one per
+element).
+"""
+from __future__ import annotations
+
+from fcl.base import scalars as S
+from fcl.base.hw import Level
+from fcl.codegen import kir as K
+from fcl.codegen.lower.builder import Ctx, origin_of
+from fcl.codegen.lower.schemes import check_level, fail_unless, reader
+from fcl.codegen.lower.sizewords import host_length_error
+from fcl.codegen.lower.values import SPull, SScalar, SVal, apply2, as_scalar
+
+# op name -> the identity `ne` must be for the work-groups' local copies
+IDENTITY = {"add": 0, "or": 0, "xor": 0, "and": -1, "min": S.INT_MAX, "max": S.INT_MIN}
+LOCAL_BINS_MAX = 4096       # privatised bins: 16 KiB of local memory
+
+
+def atomic_op(ctx: Ctx, op: SVal, ty: str) -> str:
+    """The atomic operation that `op` is, or a located refusal."""
+    probe = Ctx(ctx.b.probe(keep_checks=False), ctx.level, [])
+    a, b = K.Var(ty, "%a"), K.Var(ty, "%b")
+    r = as_scalar(probe, apply2(probe, op, SScalar(a), SScalar(b))).e
+    if ty == "int" and not probe.stmts:
+        if isinstance(r, K.Bin) and {r.a, r.b} == {a, b}:
+            name = {K.Op.ADD: "add", K.Op.BAND: "and", K.Op.BOR: "or", K.Op.BXOR: "xor"}.get(r.op)
+            if name:
+                return name
+        if isinstance(r, K.Call) and r.fn in ("min", "max") and set(r.args) == {a, b}:
+            return r.fn
+    raise ctx.limitation("combining-operator",
+                         f"reduceByIndex combines {ty}s with this operator, which the device has no "
+                         f"atomic operation for; the compiled program combines ints with +, min, max, "
+                         f"&, | or ^ (written as `fn a => fn b => a + b`, `max`...), in any order",
+                         ["a fold whose result depends on the order of the elements is the "
+                          "evaluator's only: write it with foldl over a sort, or per bin"])
+
+
+def reduce_by_index(ctx: Ctx, bins: SScalar, op: SVal, ne: SScalar, idx: SPull, vals: SPull) -> SPull:
+    b = ctx.b
+    check_level(ctx, Level.GRID, "compute reduceByIndex, a grid-level combining scatter of")
+    if not ctx.top:
+        raise ctx.limitation("grid-nesting", "reduceByIndex combines over the whole grid, so it can stand "
+                             "only at the top level of a kernel, not inside a part or per-element work")
+    ne = as_scalar(ctx, ne)
+    ty = ne.e.ty
+    name = atomic_op(ctx, op, ty)
+    fail_unless(ctx, K.binop("ge", bins.e, K.cint(0)), "reduceByIndex-bins", (bins.e,), b.span)
+    n = K.call("max", (K.cint(0), bins.e), "int")      # (no bins where the check fails)
+    fail_unless(ctx, K.binop("eq", idx.n, vals.n), "reduceByIndex-lengths", (idx.n, vals.n), b.span)
+    if not b.dry and not b.host_computable(n):
+        raise host_length_error(ctx, n, "the bins of this reduceByIndex")
+    rec = b.buffer("global", n, origin_of(b.span, "reduceByIndex"), "bins", ty=ty)
+    i = b.fresh("bin")
+    ctx.emit(K.ParFor(Level.GRID, i, n, (K.Store(rec.name, K.Var("int", i), ne.e),)))
+    b.split_kernel()
+    local = isinstance(n, K.Const) and n.value <= LOCAL_BINS_MAX and K.is_const(ne.e, IDENTITY[name])
+    target, base = rec.name, K.cint(0)
+    if local:
+        copy = b.buffer("local", n, origin_of(b.span, "reduceByIndex (a work-group's bins)"), "bins", ty=ty)
+        j = b.fresh("bin")
+        ctx.emit(K.ParFor(Level.BLOCK, j, n, (K.Store(copy.name, K.Var("int", j), ne.e),)))
+        ctx.emit(K.Barrier("reduceByIndex: a work-group's bins set"))
+        target = copy.name
+    body = ctx.sub(Level.THREAD)
+    var = b.fresh("i")
+    k = as_scalar(body, idx.at(body, K.Var("int", var))).e
+    v = as_scalar(body, vals.at(body, K.Var("int", var))).e
+    k = body.bind(k, "bin")
+    inside = K.binop("and", K.binop("le", K.cint(0), k), K.lt(k, n))
+    body.emit(K.If(inside, (K.Atomic(name, target, K.add(base, k), v),)))
+    count = K.call("min", (idx.n, vals.n), "int")
+    ctx.emit(K.ParFor(Level.GRID, var, count, tuple(body.stmts)))
+    if local:
+        ctx.emit(K.Barrier("reduceByIndex: a work-group's elements combined"))
+        j = b.fresh("bin")
+        ctx.emit(K.ParFor(Level.BLOCK, j, n, (K.Atomic(name, rec.name, K.Var("int", j),
+                                                         K.Load(ty, copy.name, K.Var("int", j))),)))
+    b.split_kernel()
+    return reader(rec.name, K.cint(0), n, ty)

@@ -1,0 +1,62 @@
+"""reduceByIndex (fcl.codegen.lower.scatter): which operators compile to atomics, where the
+bins live, and the located refusals of what the device cannot combine in any order.  The
+values of tests/programs/reduce_by_index.fcl are checked on every device by test_codegen,
+test_interp and test_oclgrind."""
+import pytest
+
+import fcl
+from fcl.base.errors import CompilerLimitation
+
+SOURCE = """
+fun byOp bins xs = reduceByIndex bins (fn a => fn b => a {op} b) 0 xs xs
+fun byCall bins xs = reduceByIndex bins {call} 0 xs xs
+fun local256 xs = reduceByIndex 256 (fn a => fn b => a + b) 0 (mapPull (fn x => x & 255) xs) xs
+fun notIdentity xs = reduceByIndex 256 (fn a => fn b => a + b) 5 (mapPull (fn x => x & 255) xs) xs
+fun doubles bins xs = reduceByIndex bins (fn a => fn b => a + b) 0.0 (mapPull d2i xs) xs
+fun nested xs = push <grid> (mapPull (fn x => index (reduceByIndex 4 max 0 (iota 4) (iota 4)) 0) xs)
+"""
+
+
+def program(op="+", call="max"):
+    return fcl.load(SOURCE.format(op=op, call=call))
+
+
+def opencl(entry: str, **kw) -> str:
+    return program(**kw).compile(entry).opencl_source
+
+
+@pytest.mark.parametrize("op, atomic", [("+", "add"), ("&", "and"), ("|", "or"), ("^", "xor")])
+def test_int_operators_become_atomics(op, atomic):
+    assert f"atomic_{atomic}(" in opencl("byOp", op=op)
+
+
+@pytest.mark.parametrize("call, atomic", [("min", "min"), ("max", "max"), ("(fn a => fn b => max b a)", "max")])
+def test_min_and_max_become_atomics(call, atomic):
+    assert f"atomic_{atomic}(" in opencl("byCall", call=call)
+
+
+def test_constant_bins_with_the_identity_are_combined_in_local_memory_first():
+    src = opencl("local256")
+    assert "__local int" in src and src.count("atomic_add(") == 2
+    assert "__local int" not in opencl("notIdentity")     # 5 is not +'s identity
+
+
+@pytest.mark.parametrize("op", ["-", "*"])
+def test_an_operator_without_an_atomic_is_a_located_refusal(op):
+    with pytest.raises(CompilerLimitation) as e:
+        opencl("byOp", op=op)
+    assert e.value.what == "combining-operator"
+    assert e.value.span.line == 2
+    assert list(program(op=op).evaluate("byOp", 2, [1, 1, 0])) == ([0, -2] if op == "-" else [0, 0])
+
+
+def test_doubles_are_refused_and_the_evaluator_still_runs_them():
+    with pytest.raises(CompilerLimitation, match="combines doubles"):
+        opencl("doubles")
+    assert list(program().evaluate("doubles", 2, [0.5, 1.5, 1.0])) == [0.5, 2.5]
+
+
+def test_inside_per_element_work_is_a_located_refusal():
+    with pytest.raises(CompilerLimitation) as e:
+        opencl("nested")
+    assert e.value.what == "grid-nesting"
