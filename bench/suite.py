@@ -101,6 +101,8 @@ BENCHMARKS = {b.name: b for b in [
               lambda i, d: np.array([i["a"].sum(dtype=np.int32)]), lambda d: 4 * d[0]),
     Benchmark("scan", "n", vector_inputs,
               lambda i, d: np.cumsum(i["a"], dtype=np.int32), lambda d: 8 * d[0]),
+    Benchmark("histogram", "n x bins", lambda d, kind, rng: {"a": rng.integers(0, d[1], d[0], dtype=np.int32)},
+              lambda i, d: np.bincount(i["a"], minlength=d[1]).astype(np.int32), lambda d: 4 * d[0] + 4 * d[1]),
     Benchmark("matvec", "rows x cols", matrix_inputs, product_reference,
               lambda d: 4 * (d[0] * d[1] + d[1] + d[0]), tolerance=product_tolerance),
     Benchmark("matmul", "m x k x n", matrix_inputs, product_reference,
@@ -113,6 +115,8 @@ def format_dims(bench: str, dims: tuple) -> str:
     if len(dims) == 1:
         n = dims[0]
         return f"2^{n.bit_length() - 1}" if n > 1 and n & (n - 1) == 0 else str(n)
+    if bench == "histogram":
+        return f"{format_dims('copy', dims[:1])}x{dims[1]}"
     if len(set(dims)) == 1 and bench == "matmul":
         return str(dims[0])
     return "x".join(map(str, dims))
@@ -121,7 +125,8 @@ def format_dims(bench: str, dims: tuple) -> str:
 def parse_dims(bench: str, text: str) -> tuple:
     """`2^26`, `1<<20`, `1000` for n; `R` or `RxC` for a matrix; `N` or `MxKxN` for matmul."""
     parts = [parse_int(p) for p in text.lower().split("x")]
-    want = {"copy": 1, "reverse": 1, "reduce": 1, "scan": 1, "transpose": 2, "matvec": 2, "matmul": 3}[bench]
+    want = {"copy": 1, "reverse": 1, "reduce": 1, "scan": 1, "histogram": 2, "transpose": 2, "matvec": 2,
+            "matmul": 3}[bench]
     if len(parts) == 1:
         parts = parts * want
     if len(parts) != want or min(parts) < 1:
@@ -199,6 +204,8 @@ FCL_ROWS = [
     Fcl("transpose", "transposeTiled 32", "examples/transpose.fcl", "transposeTiled",
         lambda i, d: (32, *rows_cols(i, d)), needs=multiple_of(32, 0, 1)),
     Fcl("transpose", "transposeNaive", "examples/transpose.fcl", "transposeNaive", rows_cols),
+    Fcl("histogram", "histogram (prelude, reduceByIndex)", "bench/programs.fcl", "histogramOf",
+        lambda i, d: (d[1], i["a"])),
     Fcl("reduce", "sumAll (prelude reduce)", "examples/reduce.fcl", "sumAll", lambda i, d: (i["a"],)),
     Fcl("reduce", "sumPasses (sumSeqTree passes)", "bench/programs.fcl", "sumPasses",
         lambda i, d: (i["a"],), needs=power_of_two),
@@ -347,6 +354,20 @@ def setup_scan_onepass(alloc, bufs, dims, out):
             Launch("scan_onepass", (bufs["a"], out, np.int32(n), status, counter), (tiles * BS,), (BS,))]
 
 
+HIST_LOCAL_BINS = 4096        # bins that hist_local keeps in local memory (16 KiB)
+
+
+def setup_histogram(alloc, bufs, dims, out):
+    """The bins cleared, then counted: a local copy per work-group (1024 groups, grid-stride)
+    where they fit, else straight into the global bins."""
+    n, bins = dims
+    groups = groups_for(ceil_div(n, 4), BS) if bins > HIST_LOCAL_BINS else max(1, min(1024, ceil_div(n, 4 * BS)))
+    zero = Launch("hist_zero", (out, np.int32(bins)), (groups_for(bins, BS) * BS,), (BS,))
+    if bins > HIST_LOCAL_BINS:
+        return [zero, Launch("hist_global", (bufs["a"], out, np.int32(n), np.int32(bins)), (groups * BS,), (BS,))]
+    return [zero, Launch("hist_local", (bufs["a"], out, np.int32(n), np.int32(bins)), (groups * BS,), (BS,))]
+
+
 def setup_matvec(alloc, bufs, dims, out):
     rows, cols = dims
     return [Launch("matvec", (bufs["A"], bufs["B"], out, np.int32(rows), np.int32(cols)),
@@ -374,6 +395,8 @@ HAND_ROWS = [
     Hand("scan", "single pass, decoupled look-back, 32 items a work-item", "scan_onepass.cl",
          setup_scan_onepass, whole, defines=lambda: {"ITEMS": SCAN1_ITEMS}),
     Hand("scan", "reduce-then-scan, 3 kernels", "scan.cl", setup_scan, whole),
+    Hand("histogram", "local-atomic bins per work-group (global atomics past 4096 bins)", "histogram.cl",
+         setup_histogram, lambda d: d[1]),
     Hand("matvec", "work-group per row (float)", "matvec.cl", setup_matvec, lambda d: d[0], kind="float"),
     Hand("matmul", "128x128 tiles, K-tile 16, 8x8 per item, float4, double-buffered (float)", "matmul.cl",
          setup_matmul("matmul_reg8x8", 128), lambda d: d[0] * d[2], kind="float"),
@@ -419,11 +442,13 @@ ROWS = [*FCL_ROWS, *HAND_ROWS, *LIBRARY_ROWS]
 # ---------------------------------------------------------------- sizes
 
 GPU_SIZES = {"copy": ["2^26", "2^28"], "reverse": ["2^26", "2^28"], "reduce": ["2^26", "2^28"],
+             "histogram": ["2^26x256", "2^26x65536"],
              "scan": ["2^26", "2^28"], "transpose": ["8192"], "matvec": ["8192"], "matmul": ["4096"]}
-QUICK_SIZES = {"copy": ["2^18"], "reverse": ["2^18"], "reduce": ["2^18"], "scan": ["2^18"],
+QUICK_SIZES = {"copy": ["2^18"], "reverse": ["2^18"], "reduce": ["2^18"], "scan": ["2^18"], "histogram": ["2^18x256"],
                "transpose": ["512"], "matvec": ["512"], "matmul": ["128"]}
 # odd sizes (partial tiles, vector tails, more than one tile of the register-blocked
 # matmul), then sizes the FCL rows that need multiples or powers of two can take
 TINY_SIZES = {"copy": ["5003", "2^12"], "reverse": ["5003", "2^12"], "reduce": ["5003", "2^12"],
+              "histogram": ["5003x256", "2^12x5000"],
               "scan": ["5003", "2^12"], "transpose": ["37x45", "64x96"], "matvec": ["19x70"],
               "matmul": ["130x21x133", "32x24x48"]}

@@ -89,6 +89,9 @@ def test_sizes_options():
     assert args.dims["transpose"] == [(64, 32)]
     assert args.dims["matmul"] == [(8, 8, 8)]
     assert args.dims["matvec"] == [(8192, 8192)]          # the GPU default
+    assert args.dims["histogram"] == [(1 << 26, 256), (1 << 26, 65536)]
+    assert R.parse_args(["--sizes", "histogram=2^10x7"]).dims["histogram"] == [(1024, 7)]
+    assert S.format_dims("histogram", (1 << 26, 256)) == "2^26x256"
     assert S.format_dims("copy", (1 << 26,)) == "2^26"
     assert S.format_dims("matmul", (4096,) * 3) == "4096"
     with pytest.raises(SystemExit):
@@ -145,7 +148,7 @@ sys.exit(R.main(["--device", "Oclgrind", "--check-only", "--impl", "hand", "--si
 # partial sums, a scan interval of two tiles and one of a partial tile, a
 # single-pass scan of five tiles of 1024 (ITEMS 4) that look back.
 OCLGRIND_CAPS = {"MAX_GROUPS": 1, "REDUCE_GROUPS": 2, "SCAN_GROUPS": 2, "SCAN1_ITEMS": 4}
-OCLGRIND_SIZES = "4099,transpose=37x45,matvec=19x70,matmul=20x17x9"
+OCLGRIND_SIZES = "4099,histogram=4099x300,histogram=999x5000,transpose=37x45,matvec=19x70,matmul=20x17x9"
 
 
 @pytest.mark.skipif(not oclgrind_available(), reason="no Oclgrind OpenCL platform")
@@ -154,7 +157,7 @@ def test_hand_written_kernels_are_clean_under_oclgrind(repo_env):
     child = CHILD.replace("CAPS", repr(OCLGRIND_CAPS)).replace("SIZES", repr(OCLGRIND_SIZES))
     proc, log = run_with_oclgrind([sys.executable, "-c", child], env=env, cwd=str(R.ROOT), timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert proc.stdout.count("correct (not timed)") == len(S.HAND_ROWS), proc.stdout
+    assert proc.stdout.count("correct (not timed)") == len(S.HAND_ROWS) + 1, proc.stdout    # 2 histogram sizes
     assert not log, f"Oclgrind reported problems:\n{log[:6000]}"
 
 

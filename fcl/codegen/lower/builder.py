@@ -74,6 +74,7 @@ class Builder:
         self.sites: list[P.Site] = []
         self.length_spans: dict[str, Span | None] = {}  # host length variable -> its while/power
         self.parent: Builder | None = None      # a dry probe whose expressions the real plan keeps
+        self.hw_read: set[str] = set()          # hardware parameters the generated code depends on
 
     def probe(self, keep_checks: bool, params=()) -> "Builder":
         """A dry builder for trying code out (thrown away), with this one's parameters (and

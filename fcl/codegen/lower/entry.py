@@ -57,7 +57,7 @@ def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], e
         value = apply(ctx, value, a)
     result = emit_result(ctx, value, name, result_type)
     b.finish()
-    if launch_groups and "#NumGroups" not in lw.hw_read:
+    if launch_groups and "#NumGroups" not in lw.hw_read | b.hw_read:
         hw = dict(hw, **{"#NumGroups": launch_groups})
     plan = assemble(b, name, args, params, result, hw)
     spans = {n: r.span for n, r in b.bufs.items()}

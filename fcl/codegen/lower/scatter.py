@@ -68,6 +68,9 @@ def reduce_by_index(ctx: Ctx, bins: SScalar, op: SVal, ne: SScalar, idx: SPull, 
     local = isinstance(n, K.Const) and n.value <= LOCAL_BINS_MAX and K.is_const(ne.e, IDENTITY[name])
     target, base = rec.name, K.cint(0)
     if local:
+        # each work-group adds its copy into the global bins: #NumGroups of them, not a
+        # work-group for every #BlockSize elements (entry.py's launch cap)
+        b.hw_read.add("#NumGroups")
         copy = b.buffer("local", n, origin_of(b.span, "reduceByIndex (a work-group's bins)"), "bins", ty=ty)
         j = b.fresh("bin")
         ctx.emit(K.ParFor(Level.BLOCK, j, n, (K.Store(copy.name, K.Var("int", j), ne.e),)))
