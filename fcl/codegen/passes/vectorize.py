@@ -5,7 +5,8 @@ Two rewrites, both only where they are provably exact:
 * Grid-stride loops of independent elements are strip-mined.  A loop
   `for (i = global_id; i < n; i += global_size) body` at the top of a kernel
   (its unchecked version from `bounds` is a kernel of its own) whose iterations cannot see each other (no
-  barrier, no atomic, no bounds check, no variable carried from one iteration
+  barrier, no atomic but a combining one - `atomic_add` ... `atomic_xor`, which gives the same
+  result in any order, into a buffer the loop touches no other way: reduceByIndex -, no bounds check, no variable carried from one iteration
   to the next, every store at index `i` exactly, every read at `i` or at an
   index that is the same in every iteration, of a buffer the kernel does not
   write there, and the buffers it writes not used elsewhere in the kernel)
@@ -58,6 +59,7 @@ from fcl.codegen.analysis.linear import ADDS, MAX_DEPTH, MULS, SUBS, KernelFacts
 from fcl.codegen.passes.base import Pass, replace_kernels
 
 Op = K.Op
+COMBINING = frozenset({"add", "min", "max", "and", "or", "xor"})    # atomics whose order does not matter
 WIDTH = 4
 ELEMENTS = ("int", "float")          # 4-byte elements: int4, float4
 
@@ -195,9 +197,11 @@ def _independent(loop: K.For, block, facts: VectorFacts) -> bool:
 
     def varying(e: K.Expr) -> bool:
         return bool(e.names & (own | {loop.var})) or not facts.pure(e)
-    stored, useful = set(), False
+    stored, useful, combined = set(), False, set()
     for s in K.walk_stmts(loop.body):
-        if isinstance(s, (K.Barrier, K.Atomic, K.Fail, K.DeclPtr, K.SwapPtr, K.VLoad, K.VStore)):
+        if isinstance(s, K.Atomic) and s.op in COMBINING and not s.var:
+            combined.add(s.buf)
+        elif isinstance(s, (K.Barrier, K.Atomic, K.Fail, K.DeclPtr, K.SwapPtr, K.VLoad, K.VStore)):
             return False
         if isinstance(s, K.Assign) and s.var not in own:
             return False            # a value carried from one iteration to the next
@@ -214,6 +218,12 @@ def _independent(loop: K.For, block, facts: VectorFacts) -> bool:
                     return False    # only element i, or the same element in every iteration
                 if isinstance(n, K.Load) and n.index == i:
                     useful = useful or facts.vectorisable(n.buf, n.ty)
+    touched = set()
+    for s in K.walk_stmts(loop.body):
+        if not isinstance(s, K.Atomic):
+            touched.update(*K.accesses(s))
+    if combined & (touched | stored):
+        return False                # a combined buffer read or written otherwise in the loop
     return useful and not stored & K.buffers_used(tuple(x for x in block if x is not loop))
 
 
