@@ -141,6 +141,9 @@ def emit_result(ctx: Ctx, value: SVal, name: str, ty: T.Type) -> P.Result:
     """Store `value`, the result of entry `name` of type `ty`, in an output buffer: an
     array (a pull array pushed at grid level) or a scalar, which work-item 0 writes."""
     b = ctx.b
+    if isinstance(value, SPull) and value.whole and isinstance(ty, T.TPullT) and isinstance(ty.elem, T.TCon):
+        check_host_size(b, value.n, name)
+        return P.Result("array", value.whole, ty.elem.name, value.n)
     if isinstance(value, SPull):
         value = push_scheme(Level.GRID, value, b.span)
     if isinstance(value, SPush):

@@ -91,4 +91,6 @@ def reduce_by_index(ctx: Ctx, bins: SScalar, op: SVal, ne: SScalar, idx: SPull, 
         ctx.emit(K.ParFor(Level.BLOCK, j, n, (K.Atomic(name, rec.name, K.Var("int", j),
                                                          K.Load(ty, copy.name, K.Var("int", j))),)))
     b.split_kernel()
-    return reader(rec.name, K.cint(0), n, ty)
+    bins_read = reader(rec.name, K.cint(0), n, ty)
+    bins_read.whole = rec.name      # an entry returns the bins themselves (no copy kernel)
+    return bins_read

@@ -37,6 +37,8 @@ class SPair(SVal):
 class SPull(SVal):
     n: K.Expr
     at: Callable          # (ctx, index expr) -> SVal
+    whole: str = ""       # the global buffer whose first n elements these are, when an entry
+                          # may return it as it is (reduceByIndex's bins)
 
 
 @dataclass
