@@ -181,7 +181,7 @@ LIMITATIONS = {
     "force-placement": "a block- or warp-level `force` inside the per-element work of a warp- or "
                        "grid-level push, one that depends on the element, or one under a "
                        "condition that differs between the work-items of the block",
-    "grid-nesting": "a grid-level `force`, `while`, `power` or `reduceByIndex` below the top level of a kernel "
+    "grid-nesting": "a grid-level `force`, `while`, `power`, `scatter` or `reduceByIndex` below the top level of a kernel "
                     "(inside a part of a concat or per-element work), `seqConcat` over "
                     "grid-level parts, and a local array used after a grid-level `force`",
     "host-step-count": "a warp-level `power` or `seqConcat`, or a grid-level `power`, whose step "

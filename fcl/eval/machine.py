@@ -428,6 +428,36 @@ class Machine:
         self.span[3] += 2
         return Buffer(out, GLOBAL, self)
 
+    def run_scatter(self, dest: Pull, idx: Pull, vals: Pull, span) -> Buffer:
+        """scatter dest idx vals: a copy of dest with element idx[i] replaced by vals[i] (an index
+        outside dest dropped; one written twice is an error).  Grid level: the copy in one
+        kernel, the writes in the next."""
+        if self.loc < 3:
+            raise EvalError(f"scatter writes over the whole grid; it cannot run inside a "
+                            f"{_lname(self.loc)}-level computation", span)
+        if idx.n != vals.n:
+            raise EvalError(f"scatter: {idx.n} indices but {vals.n} values", span)
+        get = dest.get
+        out = [get(i) for i in range(dest.n)]
+        owner: dict[int, int] = {}
+        get_i, get_v = idx.get, vals.get
+        for i in range(idx.n):
+            p = get_i(i)
+            if type(p) is not int:
+                raise EvalError(f"scatter: the index of element {i} is {describe(p)}, not an int", span)
+            if 0 <= p < dest.n:
+                if p in owner:
+                    raise EvalError(f"scatter: position {p} is written twice (by elements {owner[p]} "
+                                    f"and {i})", span)
+                owner[p] = i
+                out[p] = get_v(i)
+        self.cost.work[3] += dest.n + idx.n
+        self.cost.writes[GLOBAL][self.ctx] += dest.n + len(owner)
+        self.cost.forces[3] += 1
+        self.cost.barriers[3] += 2
+        self.span[3] += 2
+        return Buffer(out, GLOBAL, self)
+
     def run_foldl(self, f, acc, a: Pull, span):
         """foldl f acc a: a sequential loop in one thread (work and span at thread level)."""
         get = a.get

@@ -132,6 +132,12 @@ def p_reduce_by_index(m, span, bins, op, ne, idx, vals):
                                  _need_pull("reduceByIndex", vals, span), span)
 
 
+def p_scatter(m, span, dest, idx, vals):
+    """scatter dest is vs: dest with element is[i] replaced by vs[i]."""
+    return m.run_scatter(_need_pull("scatter", dest, span), _need_pull("scatter", idx, span),
+                         _need_pull("scatter", vals, span), span)
+
+
 def p_power(m, span, n, step, init):
     """power n step init: n counted steps, step i gets the iteration number i."""
     _need_int("power", "the number of steps", n, span)
@@ -199,6 +205,7 @@ PRIMS: dict[str, Prim] = {p.name: p for p in [
     Prim("foldl", "vvv", p_foldl),
     Prim("power", "vvv", p_power),
     Prim("reduceByIndex", "vvvvv", p_reduce_by_index),
+    Prim("scatter", "vvv", p_scatter),
     Prim("seqfor", "vvv", p_seqfor),
     Prim("seqConcat", "vvvv", p_seq_concat),
     Prim("fst", "v", p_fst),

@@ -85,6 +85,7 @@ class Launcher:
         self.kernels = {k.name: cl.Kernel(self.program, kernel_symbol(k.name)) for k in plan.kernels}
         self._flags: dict = {}          # bounds and while-guard buffers: name -> (buffer, words)
         self._dirty: set = set()        # those a kernel may have set a flag in since a check read zero
+        self._zeros: dict = {}          # (length, dtype) -> zeros for claims buffers
 
     # ------------------------------------------------------------ sizes
 
@@ -203,11 +204,11 @@ class Launcher:
         b = self.plan.buffer(s.buffer)
         n = max(1, self.size_of(b.size, st.env, b.origin, self.spans.get(b.name)))
         if b.role in ("guard", "bounds") or b.role == "claims" and K.eval_host(b.size, st.env, total=True):
-            st.bufs[b.name] = self.flags(b.name, n, STORAGE_DTYPES[b.ty])
+            st.bufs[b.name] = self.flags(b.name, n, STORAGE_DTYPES[b.ty], fill=b.role == "claims")
             return
         st.bufs[b.name] = D.memory_pool(self.queue).allocate(n * STORAGE_DTYPES[b.ty].itemsize)
 
-    def flags(self, name: str, n: int, dtype):
+    def flags(self, name: str, n: int, dtype, fill: bool = False):
         """The launcher's own buffer of n flags for a bounds or while-guard buffer, all zero
         here (CheckBounds/CheckSteps read it): made once, and zeroed again only where a kernel
         may have set a flag since a check last read zero (a failed check, or a run that
@@ -217,7 +218,17 @@ class Launcher:
         build launched by hand: 93.8-95.3 us).  Like the kernels' arguments, this makes one
         Launcher serve one run at a time."""
         buf, size = self._flags.get(name, (None, 0))
-        if buf is None or size != n:
+        if fill:            # a claims buffer (as long as a result): zeros copied in, from one host array
+            zeros = self._zeros.get((n, dtype.str))
+            if zeros is None:
+                zeros = self._zeros[(n, dtype.str)] = np.zeros(n, dtype=dtype)
+            if buf is None or size != n:
+                buf = self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE, n * dtype.itemsize)
+                self._flags[name] = (buf, n)
+                self._dirty.add(name)
+            if name in self._dirty:       # (Oclgrind takes a filled buffer for uninitialised)
+                self.cl.enqueue_copy(self.queue, buf, zeros)
+        elif buf is None or size != n:
             buf = self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE | self.cl.mem_flags.COPY_HOST_PTR,
                                  hostbuf=np.zeros(n, dtype=dtype))
             self._flags[name] = (buf, n)

@@ -74,6 +74,9 @@ _TABLE: list[tuple[str, Type, str]] = [
     ("reduceByIndex", fn(INT, fn(a, a, a), a, pull(INT), pull(a), pull(a)),
      "reduceByIndex bins op ne is vs: bin b is the fold of op from ne over the vs[i] with "
      "is[i] = b, in index order; indices outside [0, bins) are dropped"),
+    ("scatter", fn(pull(a), pull(INT), pull(a), pull(a)),
+     "scatter dest is vs: dest with element is[i] replaced by vs[i]; indices outside dest "
+     "dropped; a position written twice is an error"),
     ("zipWithPush", fn(fn(a, b, c), pull(a), push(b, L), push(c, L)),
      "element i of the result is f (a[i]) (b[i]); not expressible with the other primitives"),
     ("sizeOf", fn(TVarT("e", "BT"), INT),

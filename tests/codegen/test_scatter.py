@@ -14,6 +14,8 @@ fun local256 xs = reduceByIndex 256 (fn a => fn b => a + b) 0 (mapPull (fn x => 
 fun notIdentity xs = reduceByIndex 256 (fn a => fn b => a + b) 5 (mapPull (fn x => x & 255) xs) xs
 fun doubles bins xs = reduceByIndex bins (fn a => fn b => a + b) 0.0 (mapPull d2i xs) xs
 fun nested xs = push <grid> (mapPull (fn x => index (reduceByIndex 4 max 0 (iota 4) (iota 4)) 0) xs)
+fun nestedScatter xs = push <grid> (mapPull (fn x => index (scatter xs (iota 2) (iota 2)) 0) xs)
+fun reversed xs = scatter xs (generate (lengthPull xs) (fn i => lengthPull xs - 1 - i)) xs
 """
 
 
@@ -60,4 +62,12 @@ def test_doubles_are_refused_and_the_evaluator_still_runs_them():
 def test_inside_per_element_work_is_a_located_refusal():
     with pytest.raises(CompilerLimitation) as e:
         opencl("nested")
+    assert e.value.what == "grid-nesting"
+
+
+def test_a_scatter_claims_each_place_and_returns_its_copy():
+    src = opencl("reversed")
+    assert "atomic_xchg(&claims" in src and "_k2" not in src      # two kernels: copy, writes
+    with pytest.raises(CompilerLimitation) as e:
+        opencl("nestedScatter")
     assert e.value.what == "grid-nesting"

@@ -31,7 +31,7 @@ The modules, each importing only those listed before it:
   array lives, `force`;
 * `loops`: `while` and `power` (two buffers stepped between), `seqfor`,
   `seqConcat`, `foldl`;
-* `scatter`: `reduceByIndex`, a combining scatter with atomics;
+* `scatter`: `scatter` and `reduceByIndex`, the combining scatter, with atomics;
 * `primitives`: the primitives as symbolic functions;
 * `interpreter`: `Lowerer`, which runs declarations over symbolic values;
 * `assemble`: the finished kernels and host statements as a `plan.Plan`;

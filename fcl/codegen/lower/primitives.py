@@ -15,7 +15,7 @@ from fcl.codegen import kir as K
 from fcl.codegen.lower.builder import Ctx
 from fcl.codegen.lower.claims import Claims
 from fcl.codegen.lower.loops import foldl, power_loop, seq_concat, seqfor, while_loop
-from fcl.codegen.lower.scatter import reduce_by_index
+from fcl.codegen.lower.scatter import reduce_by_index, scatter
 from fcl.codegen.lower.schemes import fail_unless, force, parts_scheme, push_scheme
 from fcl.codegen.lower.values import SFun, SLevelFun, SPair, SPull, SPush, SScalar, SVal, apply, apply2, as_scalar
 from fcl.types import node_types as NT
@@ -24,7 +24,7 @@ from fcl.types import terms as T
 
 # the primitives whose applications report, and place their buffers, at the span of their name
 SPANNED = frozenset({"force", "while", "push", "concat", "interleave", "foldl", "power", "seqfor",
-                     "seqConcat", "generate", "reduceByIndex"})
+                     "seqConcat", "generate", "reduceByIndex", "scatter"})
 
 
 def curried(arity: int, fn: Callable, name: str) -> SVal:
@@ -91,6 +91,7 @@ def primitives() -> dict[str, SVal]:
         "push": SLevelFun(push),
         "foldl": curried(3, foldl, "foldl"),
         "reduceByIndex": curried(5, reduce_by_index, "reduceByIndex"),
+        "scatter": curried(3, scatter, "scatter"),
         "seqfor": curried(3, seqfor, "seqfor"),
         "sizeOf": curried(1, size_of, "sizeOf"),
         "fst": curried(1, lambda c, p: p.a, "fst"),

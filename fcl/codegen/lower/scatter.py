@@ -1,4 +1,5 @@
-"""Combining scatters: `reduceByIndex bins op ne is vs`.
+"""Scatters: `scatter dest is vs` (each write claims its place) and the combining
+`reduceByIndex bins op ne is vs`.
 
 The evaluator's meaning is the fold of `op` from `ne` over the values of each bin in index
 order.  The device combines with atomics, in whatever order the work-items come, so only
@@ -25,6 +26,47 @@ from fcl.codegen.lower.values import SPull, SScalar, SVal, apply2, as_scalar
 # op name -> the identity `ne` must be for the work-groups' local copies
 IDENTITY = {"add": 0, "or": 0, "xor": 0, "and": -1, "min": S.INT_MAX, "max": S.INT_MIN}
 LOCAL_BINS_MAX = 4096       # privatised bins: 16 KiB of local memory
+
+
+def scatter(ctx: Ctx, dest: SPull, idx: SPull, vals: SPull) -> SPull:
+    """`scatter dest is vs`: dest copied (one kernel), then each value whose index is inside
+    it written there (the next), each write first claiming its place with an atomic exchange
+    of (element + 1) in a claims buffer the host zeroes: a place claimed before is the
+    evaluator's error and is not written again."""
+    b = ctx.b
+    check_level(ctx, Level.GRID, "compute scatter, a grid-level write of")
+    if not ctx.top:
+        raise ctx.limitation("grid-nesting", "scatter writes over the whole grid, so it can stand only at the "
+                             "top level of a kernel, not inside a part or per-element work")
+    probe = Ctx(b.probe(keep_checks=False), ctx.level, [])
+    ty = as_scalar(probe, vals.at(probe, K.cint(0))).e.ty
+    n = dest.n
+    fail_unless(ctx, K.binop("eq", idx.n, vals.n), "scatter-lengths", (idx.n, vals.n), b.span)
+    if not b.dry and not b.host_computable(n):
+        raise host_length_error(ctx, n, "the result of this scatter")
+    rec = b.buffer("global", n, origin_of(b.span, "scatter"), "scatter", ty=ty)
+    copy = ctx.sub(Level.THREAD)
+    i = b.fresh("i")
+    copy.emit(K.Store(rec.name, K.Var("int", i), as_scalar(copy, dest.at(copy, K.Var("int", i))).e))
+    ctx.emit(K.ParFor(Level.GRID, i, n, tuple(copy.stmts)))
+    b.split_kernel()
+    claims = b.buffer("global", n, origin_of(b.span, "claims of the scatter"), "claims", prefix="claims", ty="int")
+    body = ctx.sub(Level.THREAD)
+    var = b.fresh("i")
+    j = K.Var("int", var)
+    k = body.bind(as_scalar(body, idx.at(body, j)).e, "at")
+    v = as_scalar(body, vals.at(body, j)).e
+    old = b.fresh("old")
+    buf, site = b.check_site("scatter-twice", b.span)
+    failed = (K.Fail(buf, site, (k, K.sub(K.Var("int", old), K.cint(1)), j)),) if site >= 0 else ()
+    inside = K.binop("and", K.binop("le", K.cint(0), k), K.lt(k, n))
+    body.emit(K.If(inside, (K.Atomic("xchg", claims.name, k, K.add(j, K.cint(1)), var=old),
+                            K.If(K.binop("eq", K.Var("int", old), K.cint(0)), (K.Store(rec.name, k, v),), failed))))
+    ctx.emit(K.ParFor(Level.GRID, var, K.call("min", (idx.n, vals.n), "int"), tuple(body.stmts)))
+    b.split_kernel()
+    result = reader(rec.name, K.cint(0), n, ty)
+    result.whole = rec.name
+    return result
 
 
 def atomic_op(ctx: Ctx, op: SVal, ty: str) -> str:

@@ -171,6 +171,10 @@ def failure_message(kind: str, values) -> str:
         return f"interleave: part {a} has {b} elements, more than the part length {c}"
     if kind == "reduceByIndex-lengths":
         return f"reduceByIndex: {a} indices but {b} values"
+    if kind == "scatter-lengths":
+        return f"scatter: {a} indices but {b} values"
+    if kind == "scatter-twice":         # position a, claimed by element b, written by element c
+        return f"scatter: position {a} is written twice (by elements {min(b, c)} and {max(b, c)})"
     if kind == "reduceByIndex-bins":
         return f"reduceByIndex: the number of bins must not be negative, got {a}"
     if kind == "interleave-holes":      # part a has b elements, fewer than the part length c
