@@ -24,6 +24,18 @@ from fcl.codegen.lower.builder import Ctx
 from fcl.codegen.lower.sizewords import host_length_error
 
 
+def claim_place(b, buf: str, index: K.Expr, pos: K.Expr, who: K.Expr, kind: str, span):
+    """(the atomic exchange that claims element `index` of int buffer `buf` for `who` (an int
+    from 0: it stores who + 1), the condition that the place was free, and the failure `kind`
+    where it was not, recording the position, the earlier claimant and `who`).  An
+    interleave's parts and a scatter's elements claim their places so."""
+    old = b.fresh("old")
+    fbuf, site = b.check_site(kind, span)
+    failed = (K.Fail(fbuf, site, (pos, K.sub(K.Var("int", old), K.cint(1)), who)),) if site >= 0 else ()
+    take = K.Atomic("xchg", buf, index, K.add(who, K.cint(1)), var=old)
+    return take, K.binop("eq", K.Var("int", old), K.cint(0)), failed
+
+
 def _host_scalars(b) -> dict:
     """The expressions of the host's scalars (`Builder.host_scalar`): the same value at a
     launch as the names they are set to (a size over the tile width, named once)."""
@@ -82,12 +94,9 @@ class Claims:
         a place claimed before), or None where the proof holds for certain."""
         if self.rec is None:
             return None
-        old = c.b.fresh("old")
-        buf, site = c.b.check_site("interleave-twice", self.span)
-        before = K.sub(K.Var("int", old), K.cint(1))
-        failed = (K.Fail(buf, site, (pos, before, p)),) if site >= 0 else ()
-        take = (K.Atomic("xchg", self.rec.name, K.add(self.base, pos), K.add(p, K.cint(1)), var=old),)
-        return self.proven, take, K.binop("eq", K.Var("int", old), K.cint(0)), failed
+        take, free, failed = claim_place(c.b, self.rec.name, K.add(self.base, pos), pos, p, "interleave-twice",
+                                         self.span)
+        return self.proven, (take,), free, failed
 
     def zero(self, ctx: Ctx):
         """Before the parts run at block or warp level: the claims zeroed, then a barrier."""

@@ -19,6 +19,7 @@ from fcl.base import scalars as S
 from fcl.base.hw import Level
 from fcl.codegen import kir as K
 from fcl.codegen.lower.builder import Ctx, origin_of
+from fcl.codegen.lower.claims import claim_place
 from fcl.codegen.lower.schemes import check_level, fail_unless, reader
 from fcl.codegen.lower.sizewords import host_length_error
 from fcl.codegen.lower.values import SPull, SScalar, SVal, apply2, as_scalar
@@ -34,10 +35,7 @@ def scatter(ctx: Ctx, dest: SPull, idx: SPull, vals: SPull) -> SPull:
     of (element + 1) in a claims buffer the host zeroes: a place claimed before is the
     evaluator's error and is not written again."""
     b = ctx.b
-    check_level(ctx, Level.GRID, "compute scatter, a grid-level write of")
-    if not ctx.top:
-        raise ctx.limitation("grid-nesting", "scatter writes over the whole grid, so it can stand only at the "
-                             "top level of a kernel, not inside a part or per-element work")
+    _at_kernel_top(ctx, "scatter", "writes")
     probe = Ctx(b.probe(keep_checks=False), ctx.level, [])
     ty = as_scalar(probe, vals.at(probe, K.cint(0))).e.ty
     n = dest.n
@@ -56,17 +54,12 @@ def scatter(ctx: Ctx, dest: SPull, idx: SPull, vals: SPull) -> SPull:
     j = K.Var("int", var)
     k = body.bind(as_scalar(body, idx.at(body, j)).e, "at")
     v = as_scalar(body, vals.at(body, j)).e
-    old = b.fresh("old")
-    buf, site = b.check_site("scatter-twice", b.span)
-    failed = (K.Fail(buf, site, (k, K.sub(K.Var("int", old), K.cint(1)), j)),) if site >= 0 else ()
+    take, free, failed = claim_place(b, claims.name, k, k, j, "scatter-twice", b.span)
     inside = K.binop("and", K.binop("le", K.cint(0), k), K.lt(k, n))
-    body.emit(K.If(inside, (K.Atomic("xchg", claims.name, k, K.add(j, K.cint(1)), var=old),
-                            K.If(K.binop("eq", K.Var("int", old), K.cint(0)), (K.Store(rec.name, k, v),), failed))))
+    body.emit(K.If(inside, (take, K.If(free, (K.Store(rec.name, k, v),), failed))))
     ctx.emit(K.ParFor(Level.GRID, var, K.call("min", (idx.n, vals.n), "int"), tuple(body.stmts)))
     b.split_kernel()
-    result = reader(rec.name, K.cint(0), n, ty)
-    result.whole = rec.name
-    return result
+    return _whole(rec.name, n, ty)
 
 
 def atomic_op(ctx: Ctx, op: SVal, ty: str) -> str:
@@ -91,10 +84,7 @@ def atomic_op(ctx: Ctx, op: SVal, ty: str) -> str:
 
 def reduce_by_index(ctx: Ctx, bins: SScalar, op: SVal, ne: SScalar, idx: SPull, vals: SPull) -> SPull:
     b = ctx.b
-    check_level(ctx, Level.GRID, "compute reduceByIndex, a grid-level combining scatter of")
-    if not ctx.top:
-        raise ctx.limitation("grid-nesting", "reduceByIndex combines over the whole grid, so it can stand "
-                             "only at the top level of a kernel, not inside a part or per-element work")
+    _at_kernel_top(ctx, "reduceByIndex", "combines")
     ne = as_scalar(ctx, ne)
     ty = ne.e.ty
     name = atomic_op(ctx, op, ty)
@@ -133,6 +123,19 @@ def reduce_by_index(ctx: Ctx, bins: SScalar, op: SVal, ne: SScalar, idx: SPull, 
         ctx.emit(K.ParFor(Level.BLOCK, j, n, (K.Atomic(name, rec.name, K.Var("int", j),
                                                          K.Load(ty, copy.name, K.Var("int", j))),)))
     b.split_kernel()
-    bins_read = reader(rec.name, K.cint(0), n, ty)
-    bins_read.whole = rec.name      # an entry returns the bins themselves (no copy kernel)
-    return bins_read
+    return _whole(rec.name, n, ty)
+
+
+def _at_kernel_top(ctx: Ctx, name: str, verb: str):
+    """A scatter runs over the whole grid: only at the top level of a kernel."""
+    check_level(ctx, Level.GRID, f"run {name}, which {verb} into")
+    if not ctx.top:
+        raise ctx.limitation("grid-nesting", f"{name} {verb} over the whole grid, so it can stand only at the "
+                             "top level of a kernel, not inside a part or per-element work")
+
+
+def _whole(buf: str, n: K.Expr, ty: str) -> SPull:
+    """The n elements of global buffer `buf`, which an entry returns as they are (no copy)."""
+    result = reader(buf, K.cint(0), n, ty)
+    result.whole = buf
+    return result
