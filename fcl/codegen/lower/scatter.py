@@ -36,16 +36,16 @@ def scatter(ctx: Ctx, dest: SPull, idx: SPull, vals: SPull) -> SPull:
     evaluator's error and is not written again."""
     b = ctx.b
     _at_kernel_top(ctx, "scatter", "writes")
-    probe = Ctx(b.probe(keep_checks=False), ctx.level, [])
-    ty = as_scalar(probe, vals.at(probe, K.cint(0))).e.ty
     n = dest.n
     fail_unless(ctx, K.binop("eq", idx.n, vals.n), "scatter-lengths", (idx.n, vals.n), b.span)
     if not b.dry and not b.host_computable(n):
         raise host_length_error(ctx, n, "the result of this scatter")
-    rec = b.buffer("global", n, origin_of(b.span, "scatter"), "scatter", ty=ty)
     copy = ctx.sub(Level.THREAD)
     i = b.fresh("i")
-    copy.emit(K.Store(rec.name, K.Var("int", i), as_scalar(copy, dest.at(copy, K.Var("int", i))).e))
+    elem = as_scalar(copy, dest.at(copy, K.Var("int", i))).e
+    ty = elem.ty
+    rec = b.buffer("global", n, origin_of(b.span, "scatter"), "scatter", ty=ty)
+    copy.emit(K.Store(rec.name, K.Var("int", i), elem))
     ctx.emit(K.ParFor(Level.GRID, i, n, tuple(copy.stmts)))
     b.split_kernel()
     claims = b.buffer("global", n, origin_of(b.span, "claims of the scatter"), "claims", prefix="claims", ty="int")
