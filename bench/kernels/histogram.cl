@@ -9,6 +9,24 @@
 #define BS 256
 #define LOCAL_BINS 4096
 
+// every element of in[0..n) inside [0, bins) counted into `hist` (local or global): int4
+// grid-stride loads, then the last n % 4 elements one a work-item
+#define COUNT_INTO(hist)                                                            \
+    do {                                                                            \
+        const int n4 = n / 4;                                                       \
+        __global const int4 *in4 = (__global const int4 *)in;                       \
+        for (int i = get_global_id(0); i < n4; i += get_global_size(0)) {           \
+            const int4 v = in4[i];                                                  \
+            if ((uint)v.x < (uint)bins) atomic_add(&hist[v.x], 1);                  \
+            if ((uint)v.y < (uint)bins) atomic_add(&hist[v.y], 1);                  \
+            if ((uint)v.z < (uint)bins) atomic_add(&hist[v.z], 1);                  \
+            if ((uint)v.w < (uint)bins) atomic_add(&hist[v.w], 1);                  \
+        }                                                                           \
+        const int tail = 4 * n4 + get_global_id(0);                                 \
+        if (tail < n && (uint)in[tail] < (uint)bins)                                \
+            atomic_add(&hist[in[tail]], 1);                                         \
+    } while (0)
+
 __kernel __attribute__((reqd_work_group_size(BS, 1, 1)))
 void hist_zero(__global int *restrict out, const int bins)
 {
@@ -24,18 +42,7 @@ void hist_local(__global const int *restrict in, __global int *restrict out, con
     for (int b = lid; b < bins; b += BS)
         h[b] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int n4 = n / 4;
-    __global const int4 *in4 = (__global const int4 *)in;
-    for (int i = get_global_id(0); i < n4; i += get_global_size(0)) {
-        const int4 v = in4[i];
-        if ((uint)v.x < (uint)bins) atomic_add(&h[v.x], 1);
-        if ((uint)v.y < (uint)bins) atomic_add(&h[v.y], 1);
-        if ((uint)v.z < (uint)bins) atomic_add(&h[v.z], 1);
-        if ((uint)v.w < (uint)bins) atomic_add(&h[v.w], 1);
-    }
-    const int tail = 4 * n4 + get_global_id(0);
-    if (tail < n && (uint)in[tail] < (uint)bins)
-        atomic_add(&h[in[tail]], 1);
+    COUNT_INTO(h);
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int b = lid; b < bins; b += BS)
         if (h[b])
@@ -45,16 +52,5 @@ void hist_local(__global const int *restrict in, __global int *restrict out, con
 __kernel __attribute__((reqd_work_group_size(BS, 1, 1)))
 void hist_global(__global const int *restrict in, __global int *restrict out, const int n, const int bins)
 {
-    const int n4 = n / 4;
-    __global const int4 *in4 = (__global const int4 *)in;
-    for (int i = get_global_id(0); i < n4; i += get_global_size(0)) {
-        const int4 v = in4[i];
-        if ((uint)v.x < (uint)bins) atomic_add(&out[v.x], 1);
-        if ((uint)v.y < (uint)bins) atomic_add(&out[v.y], 1);
-        if ((uint)v.z < (uint)bins) atomic_add(&out[v.z], 1);
-        if ((uint)v.w < (uint)bins) atomic_add(&out[v.w], 1);
-    }
-    const int tail = 4 * n4 + get_global_id(0);
-    if (tail < n && (uint)in[tail] < (uint)bins)
-        atomic_add(&out[in[tail]], 1);
+    COUNT_INTO(out);
 }
