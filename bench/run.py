@@ -121,7 +121,7 @@ class Rig:
         mf = cl.mem_flags
         program = self.build(row.source, row.defines())
         bufs = {k: cl.Buffer(self.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=v) for k, v in inputs.items()}
-        dtype = next(iter(inputs.values())).dtype
+        dtype = np.dtype(np.float32 if row.kind == "float" else np.int32)
         n = row.out_len(dims)
         out = cl.Buffer(self.context, mf.READ_WRITE, max(1, n) * dtype.itemsize)
         launches = row.setup(lambda nbytes: cl.Buffer(self.context, mf.READ_WRITE, nbytes), bufs, dims, out)
@@ -139,12 +139,15 @@ class Rig:
             events()
             host = np.empty(n, dtype=dtype)
             cl.enqueue_copy(self.queue, host, out)
-            return host
+            return row.finish(host) if row.finish else host
         return Ready(output, lambda: sum(e.profile.end - e.profile.start for e in events()) * 1e-9)
 
     # ------------------------------------------------------------ pyopencl's library kernels
 
     def library(self, row: S.Library, inputs: dict, dims: tuple) -> Ready:
+        reason = row.needs(dims)
+        if reason:
+            raise Skip(reason)
         try:
             import mako  # noqa: F401 (pyopencl's library kernels are mako templates)
         except ImportError:

@@ -91,6 +91,61 @@ def product_tolerance(inputs, dims):
     return 1e-4 * product(inputs, dims, absolute=True) + 1e-30
 
 
+def segscan_inputs(dims, kind, rng):
+    """Segment starts with probability 1/64 (segments of 64 on average), ints in [0, 100)."""
+    return {"flags": rng.random(dims[0]) < 1 / 64, "vals": ints(dims[0], rng)}
+
+
+def segscan_reference(inputs, dims):
+    """Inclusive sums that start again at every flagged element (int32, wrapping)."""
+    vals, flags = inputs["vals"].astype(np.int64), inputs["flags"].copy()
+    if len(flags):
+        flags[0] = True
+    total = np.cumsum(vals)
+    starts = np.flatnonzero(flags)
+    before = (total - vals)[starts]                      # the sum before each segment
+    return (total - np.repeat(before, np.diff(np.append(starts, len(vals))))).astype(np.int32)
+
+
+CSR_NNZ = (32, 64)            # non-zeros a row of the SpMV benchmark: uniform in [32, 64]
+
+
+def csr_inputs(dims, kind, rng):
+    """A square sparse float matrix in compressed rows, 32 to 64 non-zeros a row in random
+    columns, values and x in [-1, 1)."""
+    rows = dims[0]
+    counts = rng.integers(CSR_NNZ[0], CSR_NNZ[1] + 1, rows)
+    start = np.zeros(rows + 1, dtype=np.int32)
+    np.cumsum(counts, out=start[1:])
+    nnz = int(start[-1])
+    return {"rowStart": start, "cols": rng.integers(0, rows, nnz, dtype=np.int32),
+            "vals": rng.random(nnz, dtype=np.float32) * 2 - 1, "x": rng.random(rows, dtype=np.float32) * 2 - 1}
+
+
+def csr_product(inputs, absolute: bool = False) -> np.ndarray:
+    start, cols, vals, x = (inputs[k] for k in ("rowStart", "cols", "vals", "x"))
+    terms = vals.astype(np.float64) * x.astype(np.float64)[cols]
+    if absolute:
+        terms = np.abs(terms)
+    sums = np.concatenate([[0.0], np.cumsum(terms)])
+    return sums[start[1:]] - sums[start[:-1]]
+
+
+def csr_reference(inputs, dims):
+    return csr_product(inputs)
+
+
+def csr_tolerance(inputs, dims):
+    return 1e-4 * csr_product(inputs, absolute=True) + 1e-30
+
+
+def csr_bytes(dims) -> int:
+    """Row starts, each non-zero's column and value and the x it reads, the result (the
+    average of 48 non-zeros a row)."""
+    rows, nnz = dims[0], dims[0] * sum(CSR_NNZ) // 2
+    return 4 * (rows + 1) + 12 * nnz + 4 * rows
+
+
 BENCHMARKS = {b.name: b for b in [
     Benchmark("copy", "n", vector_inputs, lambda i, d: i["a"].copy(), lambda d: 8 * d[0]),
     Benchmark("reverse", "n", vector_inputs, lambda i, d: i["a"][::-1].copy(), lambda d: 8 * d[0]),
@@ -103,6 +158,11 @@ BENCHMARKS = {b.name: b for b in [
               lambda i, d: np.cumsum(i["a"], dtype=np.int32), lambda d: 8 * d[0]),
     Benchmark("histogram", "n x bins", lambda d, kind, rng: {"a": rng.integers(0, d[1], d[0], dtype=np.int32)},
               lambda i, d: np.bincount(i["a"], minlength=d[1]).astype(np.int32), lambda d: 4 * d[0] + 4 * d[1]),
+    Benchmark("compact", "n", vector_inputs, lambda i, d: i["a"][i["a"] < 50], lambda d: 6 * d[0]),
+    Benchmark("sort", "n", lambda d, kind, rng: {"a": rng.integers(-2**31, 2**31, d[0], dtype=np.int32)},
+              lambda i, d: np.sort(i["a"]), lambda d: 8 * d[0]),
+    Benchmark("segscan", "n", segscan_inputs, segscan_reference, lambda d: 9 * d[0]),
+    Benchmark("spmv", "rows", csr_inputs, csr_reference, csr_bytes, tolerance=csr_tolerance),
     Benchmark("matvec", "rows x cols", matrix_inputs, product_reference,
               lambda d: 4 * (d[0] * d[1] + d[1] + d[0]), tolerance=product_tolerance),
     Benchmark("matmul", "m x k x n", matrix_inputs, product_reference,
@@ -126,7 +186,7 @@ def parse_dims(bench: str, text: str) -> tuple:
     """`2^26`, `1<<20`, `1000` for n; `R` or `RxC` for a matrix; `N` or `MxKxN` for matmul."""
     parts = [parse_int(p) for p in text.lower().split("x")]
     want = {"copy": 1, "reverse": 1, "reduce": 1, "scan": 1, "histogram": 2, "transpose": 2, "matvec": 2,
-            "matmul": 3}[bench]
+            "matmul": 3, "compact": 1, "sort": 1, "segscan": 1, "spmv": 1}[bench]
     if len(parts) == 1:
         parts = parts * want
     if len(parts) != want or min(parts) < 1:
@@ -206,6 +266,16 @@ FCL_ROWS = [
     Fcl("transpose", "transposeNaive", "examples/transpose.fcl", "transposeNaive", rows_cols),
     Fcl("histogram", "histogram (prelude, reduceByIndex)", "bench/programs.fcl", "histogramOf",
         lambda i, d: (d[1], i["a"])),
+    Fcl("compact", "filter (prelude: scan, then scatter)", "bench/programs.fcl", "keepBelow50",
+        lambda i, d: (i["a"],)),
+    Fcl("sort", "sort (prelude: radix sort, 2 bits a pass)", "bench/programs.fcl", "sortInts",
+        lambda i, d: (i["a"],)),
+    Fcl("segscan", "segScan (prelude: scan over (flag, value) pairs)", "bench/programs.fcl", "segSums",
+        lambda i, d: (i["flags"], i["vals"])),
+    Fcl("spmv", "spmv (prelude: a warp a row)", "bench/programs.fcl", "spmvOf",
+        lambda i, d: (i["rowStart"], i["cols"], i["vals"], i["x"]), kind="float"),
+    Fcl("spmv", "spmvThread (a row a work-item)", "bench/programs.fcl", "spmvThread",
+        lambda i, d: (i["rowStart"], i["cols"], i["vals"], i["x"]), kind="float"),
     Fcl("reduce", "sumAll (prelude reduce)", "examples/reduce.fcl", "sumAll", lambda i, d: (i["a"],)),
     Fcl("reduce", "sumPasses (sumSeqTree passes)", "bench/programs.fcl", "sumPasses",
         lambda i, d: (i["a"],), needs=power_of_two),
@@ -285,6 +355,8 @@ class Hand:
     out_len: Callable[[tuple], int]
     kind: str = "int"
     defines: Callable[[], dict] = dict
+    finish: Callable | None = None  # the result from the output buffer's contents (a compaction's
+                                    # first out[n] elements), where it is not all of them
     impl: str = field(default="hand", init=False)
 
 
@@ -368,6 +440,55 @@ def setup_histogram(alloc, bufs, dims, out):
     return [zero, Launch("hist_local", (bufs["a"], out, np.int32(n), np.int32(bins)), (groups * BS,), (BS,))]
 
 
+COMPACT_ITEMS = 32            # ITEMS in compact.cl: a tile is BS x ITEMS elements (the tests take 4)
+
+
+def setup_compact(alloc, bufs, dims, out):
+    """Single-pass stream compaction with decoupled look-back: a work-group per tile, the
+    kept elements at out[0 .. count - 1] and the count at out[n].  Every run needs the
+    ticket counter and the tiles' status words zeroed first: compact_init, a launch of the
+    row (so it is timed with the compaction).  At least one tile, so that n = 0 stores
+    its count too; exactly that many (an extra one would also take itself for the last)."""
+    n = dims[0]
+    tiles = max(1, ceil_div(n, BS * COMPACT_ITEMS))
+    status, counter = alloc(8 * tiles), alloc(4)
+    return [Launch("compact_init", (status, counter, np.int32(tiles)), (ceil_div(tiles, BS) * BS,), (BS,)),
+            Launch("compact", (bufs["a"], out, np.int32(n), status, counter), (tiles * BS,), (BS,))]
+
+
+SEGSCAN_ITEMS = 32            # ITEMS in segscan.cl: a tile is BS x ITEMS elements (Oclgrind tests: 8,
+                              # since 32 takes 38 KB of local memory, more than Oclgrind's 32 KB)
+
+
+def setup_segscan(alloc, bufs, dims, out):
+    """Reduce-then-scan over (flag, value) pairs: G intervals of whole tiles; each
+    interval's pair, the segmented scan of the pairs, rescan of the intervals."""
+    n = dims[0]
+    tile = BS * SEGSCAN_ITEMS
+    tiles = ceil_div(n, tile)
+    interval = ceil_div(tiles, min(SCAN_GROUPS, tiles)) * tile
+    groups = ceil_div(n, interval)
+    pair_flags, pair_vals, carries = alloc(groups), alloc(4 * groups), alloc(4 * groups)
+    return [Launch("seg_interval_pairs", (bufs["flags"], bufs["vals"], pair_flags, pair_vals, np.int32(n),
+                                          np.int32(interval)), (groups * BS,), (BS,)),
+            Launch("seg_scan_intervals", (pair_flags, pair_vals, carries, np.int32(groups),
+                                          np.int32(tile), pair_vals, np.int32(0)), (BS,), (BS,)),
+            Launch("seg_scan_intervals", (bufs["flags"], bufs["vals"], out, np.int32(n), np.int32(interval),
+                                          carries, np.int32(1)), (groups * BS,), (BS,))]
+
+
+SPMV_LANES = 32               # LANES in spmv.cl: work-items a row
+
+
+def setup_spmv(alloc, bufs, dims, out):
+    """CSR-vector: SPMV_LANES work-items a row, BS / SPMV_LANES rows a work-group at a time
+    (grid-stride past MAX_GROUPS work-groups)."""
+    rows = dims[0]
+    groups = max(1, min(MAX_GROUPS, ceil_div(rows, BS // SPMV_LANES)))
+    return [Launch("spmv", (bufs["rowStart"], bufs["cols"], bufs["vals"], bufs["x"], out, np.int32(rows)),
+                   (groups * BS,), (BS,))]
+
+
 def setup_matvec(alloc, bufs, dims, out):
     rows, cols = dims
     return [Launch("matvec", (bufs["A"], bufs["B"], out, np.int32(rows), np.int32(cols)),
@@ -397,6 +518,12 @@ HAND_ROWS = [
     Hand("scan", "reduce-then-scan, 3 kernels", "scan.cl", setup_scan, whole),
     Hand("histogram", "local-atomic bins per work-group (global atomics past 4096 bins)", "histogram.cl",
          setup_histogram, lambda d: d[1]),
+    Hand("compact", "single pass, decoupled look-back, 32 items a work-item", "compact.cl", setup_compact,
+         lambda d: d[0] + 1, defines=lambda: {"ITEMS": COMPACT_ITEMS}, finish=lambda h: h[:h[-1]]),
+    Hand("segscan", "reduce-then-scan over (flag, value) pairs, 3 kernels", "segscan.cl", setup_segscan, whole,
+         defines=lambda: {"ITEMS": SEGSCAN_ITEMS}),
+    Hand("spmv", "CSR-vector, 32 work-items a row (float)", "spmv.cl", setup_spmv, lambda d: d[0], kind="float",
+         defines=lambda: {"LANES": SPMV_LANES}),
     Hand("matvec", "work-group per row (float)", "matvec.cl", setup_matvec, lambda d: d[0], kind="float"),
     Hand("matmul", "128x128 tiles, K-tile 16, 8x8 per item, float4, double-buffered (float)", "matmul.cl",
          setup_matmul("matmul_reg8x8", 128), lambda d: d[0] * d[2], kind="float"),
@@ -415,6 +542,7 @@ class Library:
     variant: str
     make: Callable
     kind: str = "int"
+    needs: Callable[[tuple], str | None] = always
     impl: str = field(default="pyopencl", init=False)
 
 
@@ -431,9 +559,45 @@ def inclusive_scan_kernel(context):
     return lambda queue, x: knl(x, output_ary="new", queue=queue)
 
 
+def copy_if_kernel(context):
+    """pyopencl.algorithm.copy_if keeping the elements below 50 (its result is as long as the
+    input; the first `count` elements are the kept ones)."""
+    from pyopencl.algorithm import copy_if
+
+    def call(queue, x):
+        result, count, _ = copy_if(x, "ary[i] < 50", queue=queue)
+        return result[:int(count.get())]
+    return call
+
+
+def radix_sort_kernel(context):
+    """pyopencl.algorithm.RadixSort of the ints, the key their bits with the sign flipped
+    (its keys are unsigned)."""
+    from pyopencl.algorithm import RadixSort
+    knl = RadixSort(context, "int *ary", key_expr="((unsigned) ary[i]) ^ 0x80000000u",
+                    sort_arg_names=["ary"], key_dtype=np.uint32)
+    return lambda queue, x: knl(x, key_bits=32, queue=queue)[0][0]
+
+
+def bitonic_sort_kernel(context):
+    """pyopencl.bitonic_sort.BitonicSort, which sorts in place: a copy of the input each run
+    (timed with it)."""
+    from pyopencl.bitonic_sort import BitonicSort
+    knl = BitonicSort(context)
+
+    def call(queue, x):
+        y = x.copy(queue=queue)
+        knl(y, queue=queue)
+        return y
+    return call
+
+
 LIBRARY_ROWS = [
     Library("reduce", "ReductionKernel", reduction_kernel),
     Library("scan", "InclusiveScanKernel", inclusive_scan_kernel),
+    Library("compact", "copy_if", copy_if_kernel),
+    Library("sort", "RadixSort", radix_sort_kernel),
+    Library("sort", "BitonicSort (a copy, then in place)", bitonic_sort_kernel, needs=power_of_two),
 ]
 
 ROWS = [*FCL_ROWS, *HAND_ROWS, *LIBRARY_ROWS]
@@ -442,13 +606,16 @@ ROWS = [*FCL_ROWS, *HAND_ROWS, *LIBRARY_ROWS]
 # ---------------------------------------------------------------- sizes
 
 GPU_SIZES = {"copy": ["2^26", "2^28"], "reverse": ["2^26", "2^28"], "reduce": ["2^26", "2^28"],
-             "histogram": ["2^26x256", "2^26x65536"],
+             "histogram": ["2^26x256", "2^26x65536"], "compact": ["2^26"], "sort": ["2^26"],
+             "segscan": ["2^26"], "spmv": ["2^20"],
              "scan": ["2^26", "2^28"], "transpose": ["8192"], "matvec": ["8192"], "matmul": ["4096"]}
 QUICK_SIZES = {"copy": ["2^18"], "reverse": ["2^18"], "reduce": ["2^18"], "scan": ["2^18"], "histogram": ["2^18x256"],
+               "compact": ["2^18"], "sort": ["2^16"], "segscan": ["2^18"], "spmv": ["2^12"],
                "transpose": ["512"], "matvec": ["512"], "matmul": ["128"]}
 # odd sizes (partial tiles, vector tails, more than one tile of the register-blocked
 # matmul), then sizes the FCL rows that need multiples or powers of two can take
 TINY_SIZES = {"copy": ["5003", "2^12"], "reverse": ["5003", "2^12"], "reduce": ["5003", "2^12"],
-              "histogram": ["5003x256", "2^12x5000"],
+              "histogram": ["5003x256", "2^12x5000"], "compact": ["5003", "2^12"], "sort": ["5003", "2^12"],
+              "segscan": ["5003", "2^12"], "spmv": ["37", "2^10"],
               "scan": ["5003", "2^12"], "transpose": ["37x45", "64x96"], "matvec": ["19x70"],
               "matmul": ["130x21x133", "32x24x48"]}

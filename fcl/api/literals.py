@@ -330,7 +330,11 @@ def format_value(v) -> str:
         return _scalar_text(v, kind)
     if isinstance(v, EmptyArray):
         return "[]"
+    if isinstance(v, np.void) and v.dtype.names:        # an element of an array of pairs
+        return f"({format_value(v[0])}, {format_value(v[1])})"
     if isinstance(v, np.ndarray):
+        if v.dtype.names:           # an array of pairs (structured, fields f0 and f1)
+            return "[" + ", ".join(_format_pairs(v)) + "]"
         if v.ndim == 0:
             return format_value(v[()])
         if v.ndim > 1:
@@ -355,7 +359,9 @@ def format_elided(v) -> str:
     if isinstance(v, (np.ndarray, list)) and not isinstance(v, EmptyArray) and np.ndim(v) >= 1:
         items = list(v) if isinstance(v, list) or np.ndim(v) > 1 else None
         if len(v) > ELIDE_THRESHOLD:
-            if items is None:
+            if _is_pairs(v):
+                shown = _format_pairs(v[:ELIDE_EDGE]) + ["..."] + _format_pairs(v[-ELIDE_EDGE:])
+            elif items is None:
                 shown = _format_elements(v[:ELIDE_EDGE]) + ["..."] + _format_elements(v[-ELIDE_EDGE:])
             else:
                 shown = ([format_elided(x) for x in items[:ELIDE_EDGE]] + ["..."]
@@ -375,6 +381,13 @@ def count_elements(v) -> int:
     if isinstance(v, np.ndarray):
         return int(v.size)
     return 1
+
+
+def _format_pairs(arr: np.ndarray) -> list[str]:
+    """The elements of a structured array of pairs, as FCL pairs."""
+    first, second = (_format_pairs(arr[f]) if arr[f].dtype.names else _format_elements(arr[f])
+                     for f in arr.dtype.names)
+    return [f"({a}, {b})" for a, b in zip(first, second)]
 
 
 def _format_elements(arr: np.ndarray) -> list[str]:
@@ -431,7 +444,10 @@ def describe(v) -> str:
 def canonical(v):
     """Python-API values -> canonical form: lists of scalars become arrays,
     2-D arrays become lists of rows, NumPy scalars become Python scalars
-    (np.float32 stays).  Raises ArgumentError for what is no FCL value."""
+    (np.float32 stays), an element of a structured array of pairs a pair.
+    Raises ArgumentError for what is no FCL value."""
+    if isinstance(v, np.void) and v.dtype.names:
+        return (canonical(v[0]), canonical(v[1]))
     if isinstance(v, (bool, np.bool_)):
         return bool(v)
     if isinstance(v, (int, np.integer)):
@@ -581,6 +597,11 @@ class _Coercer:
 def values_equal(expected, actual, rel_tol: float = 1e-6, abs_tol: float = 1e-12) -> bool:
     """Same shape and values: ints and bools exactly, floats/doubles within
     `rel_tol` (or `abs_tol` near 0; NaN equals NaN); arrays element-wise."""
+    if _is_pairs(expected) or _is_pairs(actual):        # arrays of pairs: component by component
+        if _length(expected) == 0 or _length(actual) == 0:
+            return _length(expected) == _length(actual)
+        e, a = components(expected), components(actual)
+        return e is not None and a is not None and values_equal(e, a, rel_tol, abs_tol)
     try:
         expected, actual = canonical(expected), canonical(actual)
     except ArgumentError:
@@ -604,6 +625,27 @@ def values_equal(expected, actual, rel_tol: float = 1e-6, abs_tol: float = 1e-12
     if isinstance(expected, list) and isinstance(actual, list):
         return all(values_equal(e, a, rel_tol, abs_tol) for e, a in zip(expected, actual))
     return False
+
+
+def _length(v) -> int | None:
+    """The length of an array (None for anything else)."""
+    return len(v) if isinstance(v, (list, np.ndarray, EmptyArray)) else None
+
+
+def _is_pairs(v) -> bool:
+    """A structured array of pairs (as compiled kernels and the evaluator return arrays of pairs)."""
+    return isinstance(v, np.ndarray) and bool(v.dtype.names)
+
+
+def components(v):
+    """An array of pairs as the pair of its components' arrays (nested pairs nested): from a
+    structured array or a list of pairs; None for anything else."""
+    if _is_pairs(v):
+        return tuple(components(v[f]) if v[f].dtype.names else v[f] for f in v.dtype.names)
+    if isinstance(v, list) and v and all(isinstance(x, tuple) and len(x) == 2 for x in v):
+        return tuple(components(part) if isinstance(part[0], tuple) else make_array([canonical(x) for x in part])
+                     for part in ([x[0] for x in v], [x[1] for x in v]))
+    return None
 
 
 def _close(e: float, a: float, rel_tol: float, abs_tol: float) -> bool:

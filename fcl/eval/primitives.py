@@ -157,7 +157,10 @@ def p_seq_concat(m, span, part, n, state, f):
 
 
 def p_size_of(m, span, v):
-    """sizeOf v: the bytes v's scalar type takes in device memory (int, float 4; double 8; bool 1)."""
+    """sizeOf v: the bytes v's scalar type takes in device memory (int, float 4; double 8; bool 1);
+    a pair's, the sum of its components'."""
+    if type(v) is tuple:
+        return p_size_of(m, span, v[0]) + p_size_of(m, span, v[1])
     kind = scalars.kind_of(v)
     if kind is None:
         raise EvalError(f"sizeOf: {describe(v)} is not a scalar", span)

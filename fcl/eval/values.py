@@ -333,4 +333,21 @@ def _array_to_python(data: list, machine, span):
     dtype = _RESULT_DTYPE.get(type(data[0]))
     if dtype is not None:
         return np.array(data, dtype=dtype)
+    if _pairs_of_scalars(data[0]):      # an array of pairs: a structured array, as kernels give
+        return _zipped([x[0] for x in data], [x[1] for x in data], machine, span)
     return [to_python(x, machine, span) for x in data]
+
+
+def _pairs_of_scalars(v) -> bool:
+    """Whether `v` is a pair of scalars or of such pairs (what push arrays hold)."""
+    if isinstance(v, tuple):
+        return all(_pairs_of_scalars(x) for x in v)
+    return type(v) in _RESULT_DTYPE
+
+
+def _zipped(first: list, second: list, machine, span) -> np.ndarray:
+    """The structured array (fields f0, f1) of the pairs of `first` and `second`."""
+    a, b = _array_to_python(first, machine, span), _array_to_python(second, machine, span)
+    out = np.empty(len(a), dtype=[("f0", a.dtype), ("f1", b.dtype)])
+    out["f0"], out["f1"] = a, b
+    return out

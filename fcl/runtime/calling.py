@@ -165,6 +165,14 @@ def device_buffer(value, queue, what: str):
     return value.base_data if value.size else None
 
 
+def zipped(first, second):
+    """An array of pairs from its two components (arrays of one length, each of scalars or
+    itself such an array): a NumPy structured array with fields `f0` and `f1`."""
+    out = np.empty(len(first), dtype=[("f0", first.dtype), ("f1", second.dtype)])
+    out["f0"], out["f1"] = first, second
+    return out
+
+
 def device_result(queue, buffer, n: int, dtype):
     """A result left on the device: a pyopencl array of `n` elements over `buffer`."""
     import pyopencl.array as cla
@@ -246,7 +254,9 @@ def _split(spec, value, position: int, leaves: list, env: dict) -> None:
 
 
 def _component(value, k: int):
-    """Component k of an array of pairs: a list of the k-th components."""
+    """Component k of an array of pairs (a list of pairs, or a structured array's field k)."""
+    if isinstance(value, np.ndarray) and value.dtype.names:
+        return value[value.dtype.names[k]]
     return [pair[k] for pair in value]
 
 

@@ -16,6 +16,7 @@ from fcl.base.hw import STORAGE_DTYPES
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 from fcl.codegen import interp
+from fcl.runtime import calling as C
 from fcl.runtime.launch import Launcher, State
 
 
@@ -55,6 +56,10 @@ class Emulator(Launcher):
         self.launches += 1
 
     def read_result(self, s: P.Result, st: State):
+        if s.kind == "pair":
+            return tuple(self.read_result(p, st) for p in s.parts)
+        if s.kind == "zip":
+            return C.zipped(*(self.read_result(p, st) for p in s.parts))
         n = self.size_of(s.length, st.env, "the result")
         host = st.buffer(s.buffer)[:n].copy()
         if s.ty == "bool":

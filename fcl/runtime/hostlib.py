@@ -27,7 +27,7 @@ import pyopencl as cl
 
 from fcl.base.errors import ArgumentError      # a printed module defines its own ArgumentError
 from fcl.codegen.plan import failure_message    # printed before this code
-from fcl.runtime.calling import Profile, device_array, device_buffer, device_result, is_device_array
+from fcl.runtime.calling import Profile, device_array, device_buffer, device_result, is_device_array, zipped
 from fcl.runtime.platforms import BUILD_OPTIONS, build, default_context
 
 SOURCES: dict = {}      # a printed module's OpenCL source of each entry point, printed after Kernels
@@ -198,6 +198,11 @@ class Kernels:
         host = np.empty(max(n, 1), dtype=dtype)
         cl.enqueue_copy(self._queue, host, buf)
         return host[:n]
+
+    def _zip(self, first, second):
+        """An array of pairs: one structured array (fields f0, f1), or (result="device") the
+        pair of its components' pyopencl arrays."""
+        return (first, second) if self._on_device else zipped(first, second)
 
     def _result(self, events, inputs, buf, n, fcl_type, scalar):
         """What an entry point returns: a Python scalar, a numpy array, or (result="device")

@@ -319,6 +319,11 @@ class Launcher:
                             f"becoming false; it does not seem to terminate for these arguments")
 
     def read_result(self, s: P.Result, st: State):
+        if s.kind == "pair":
+            return tuple(self.read_result(p, st) for p in s.parts)
+        if s.kind == "zip":       # an array of pairs: its components on the device, else one array
+            parts = [self.read_result(p, st) for p in s.parts]
+            return tuple(parts) if st.on_device else C.zipped(*parts)
         n = self.size_of(s.length, st.env, "the result", self.spans.get(s.buffer))
         if st.on_device and s.kind != "scalar":
             name = st.bind.get(s.buffer, s.buffer)

@@ -212,8 +212,16 @@ class MethodPrinter:
         self.emit(d + 1, "raise RuntimeError('a grid-level while does not seem to terminate')")
 
     def py_Result(self, s: P.Result, d: int):
-        self.emit(d, f"return self._result(events, inputs, {s.buffer}, {py_expr(s.length)}, {s.ty!r}, "
-                     f"{s.kind == 'scalar'})")
+        self.emit(d, f"return {result_expr(s)}")
+
+
+def result_expr(s: P.Result) -> str:
+    """The Python expression of a module's method that gives result `s`."""
+    if s.kind == "pair":
+        return f"({result_expr(s.parts[0])}, {result_expr(s.parts[1])})"
+    if s.kind == "zip":
+        return f"self._zip({result_expr(s.parts[0])}, {result_expr(s.parts[1])})"
+    return f"self._result(events, inputs, {s.buffer}, {py_expr(s.length)}, {s.ty!r}, {s.kind == 'scalar'})"
 
 
 def docstring(text: str, depth: int) -> str:

@@ -2,7 +2,7 @@
 
 Produces `PRIMITIVES`: name -> (Scheme, note).  Types are written with the
 small constructors below; the kinds of type variables follow from where
-they stand (under a push array BT, under a pull array GT), except the
+they stand (under a push array PT, under a pull array GT), except the
 overloaded numeric ones, which are declared NUM or FRAC.  Operators
 (`+`, `==`, ...) are typed by the inference engine, not listed here.
 The hardware parameters are in `HARDWARE_PARAMETERS`.
@@ -79,8 +79,9 @@ _TABLE: list[tuple[str, Type, str]] = [
      "dropped; a position written twice is an error"),
     ("zipWithPush", fn(fn(a, b, c), pull(a), push(b, L), push(c, L)),
      "element i of the result is f (a[i]) (b[i]); not expressible with the other primitives"),
-    ("sizeOf", fn(TVarT("e", "BT"), INT),
-     "bytes a value of this scalar type takes in memory: int and float 4, double 8, bool 1"),
+    ("sizeOf", fn(TVarT("e", "PT"), INT),
+     "bytes a value of this type takes in memory: int and float 4, double 8, bool 1; a pair "
+     "the sum of its parts"),
     ("fst", fn(pair(a, b), a), "the first component of a pair"),
     ("snd", fn(pair(a, b), b), "the second component of a pair"),
     ("i2d", fn(INT, DOUBLE), "int to double (exact)"),

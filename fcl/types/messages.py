@@ -17,8 +17,9 @@ from fcl.types.terms import (LEVEL_NAMES, LSucc, LVarT, LZero, Namer, Scheme, TL
 from fcl.types.unify import KIND_DESCRIPTION, Mismatch, Subst, type_vars
 
 _KIND_NOTES = {
-    "BT": "push arrays can hold only scalars (int, float, double, bool); pull arrays may hold "
-          "pairs and arrays too",
+    "BT": "`==` and `!=` compare scalars (int, float, double, bool) only",
+    "PT": "push arrays hold scalars and pairs of them (int, float, double, bool, (int, float) ...); "
+          "pull arrays may hold arrays too",
     "GT": "pull arrays and array literals cannot hold functions",
     "NUM": "arithmetic and comparisons work on int, float and double",
     "FRAC": "sqrt, exp, log, sin, cos and floor work on float and double",

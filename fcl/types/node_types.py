@@ -255,6 +255,14 @@ def scalar(t: Type, what: str) -> str:
     return t.name
 
 
+def shape(t: Type, what: str):
+    """The element shape of `t` the lowering stores: a base type's name, or a pair (2-tuple)
+    of shapes (stored as a structure of arrays)."""
+    if isinstance(t, TPairT):
+        return (shape(t.fst, what), shape(t.snd, what))
+    return scalar(t, what)
+
+
 def depth(level: Level, what: str) -> int:
     d = level_depth(level)
     if d is None:

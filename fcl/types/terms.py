@@ -5,7 +5,8 @@ Levels are `LZero | LSucc(l) | LVarT(name)`; `thread = Z`, `warp = 1+Z`,
 checker's unification variables are `TVarT` with a kind:
 
 * ``"TYP"`` anything, ``"GT"`` no functions (pull-array elements),
-* ``"BT"`` scalars (push-array elements), ``"NUM"`` int/float/double
+* ``"PT"`` scalars and (nested) pairs of them (push-array elements),
+* ``"BT"`` scalars (equality), ``"NUM"`` int/float/double
   (arithmetic overloading, defaults to int when generalised),
 * ``"FRAC"`` float/double (sqrt, exp, ...; defaults to double).
 

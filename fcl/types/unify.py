@@ -9,7 +9,8 @@ located `TypeCheckError`.
 Variables: a `TVarT`/`LVarT` whose name starts with ``?`` is a unification
 variable; any other variable is rigid (a quantified name or a skolem).
 Kinds form a chain, strictest first: FRAC (float, double) < NUM (int,
-float, double) < BT (scalars) < GT (no functions) < TYP.  Every unification
+float, double) < BT (scalars) < PT (scalars and pairs of them) < GT (no
+functions) < TYP.  Every unification
 variable has a rank (the let-depth where it was born); binding lowers the
 ranks of the variables it captures, so generalisation is a rank test.
 """
@@ -21,12 +22,13 @@ from fcl.base.errors import CompilerBug
 from fcl.types.terms import (LSucc, LVarT, LZero, Level, TCon, TFunT, TLevelFunT, TPairT,
                              TPullT, TPushT, TVarT, Type)
 
-KIND_ORDER = {"FRAC": 0, "NUM": 1, "BT": 2, "GT": 3, "TYP": 4}
+KIND_ORDER = {"FRAC": 0, "NUM": 1, "BT": 2, "PT": 3, "GT": 4, "TYP": 5}
 
 KIND_DESCRIPTION = {
     "FRAC": "a floating-point type (float or double)",
     "NUM": "a numeric type (int, float or double)",
     "BT": "a scalar type (int, float, double or bool)",
+    "PT": "a scalar type or a pair of them (int, float, double, bool, (int, float), ...)",
     "GT": "a ground type (anything but a function)",
     "TYP": "a type",
 }
@@ -270,6 +272,10 @@ class Subst:
         if kind == "GT":
             self._require_ground(t, expected_side, var)
             return
+        if kind == "PT" and isinstance(t, TPairT):
+            self.require_kind(t.fst, "PT", expected_side, var)
+            self.require_kind(t.snd, "PT", expected_side, var)
+            return
         raise self._kind_mismatch(t, kind, expected_side, var)
 
     def _require_ground(self, t: Type, expected_side: bool, var) -> None:
@@ -475,7 +481,7 @@ def level_vars(t: Type, bound: frozenset = frozenset(), acc: dict[str, None] | N
 def infer_kinds(t: Type) -> dict[str, str]:
     """The strictest kind each variable of a written type needs by position.
 
-    Under a push array: BT; under a pull array (or inside a pair there): GT;
+    Under a push array: PT; under a pull array (or inside a pair there): GT;
     variables that already carry a stricter kind keep it.
     """
     kinds: dict[str, str] = {}
@@ -489,7 +495,7 @@ def _walk_kinds(t: Type, need: str, kinds: dict[str, str]) -> None:
     elif isinstance(t, TPullT):
         _walk_kinds(t.elem, "GT", kinds)
     elif isinstance(t, TPushT):
-        _walk_kinds(t.elem, "BT", kinds)
+        _walk_kinds(t.elem, "PT", kinds)
     elif isinstance(t, TPairT):
         _walk_kinds(t.fst, need, kinds)
         _walk_kinds(t.snd, need, kinds)

@@ -2,7 +2,7 @@
 
 A `sig`'s type (`scheme_from_ast`), a level written after a level application
 (`written_level`), and the checks written types must pass: push arrays hold
-scalars only, pull arrays hold no functions, every level is at most grid.
+scalars and pairs of them only, pull arrays hold no functions, every level is at most grid.
 Also the level variables a signature abstracts over (`leading_level_binders`).
 The kinds of type variables follow from their positions (builtins.close).
 """
@@ -53,12 +53,17 @@ _BASE_TYPES = {"int": INT, "float": FLOAT, "double": DOUBLE, "bool": BOOL}
 
 
 def _require_written_scalar(t: ast.TypeAst) -> None:
-    """Raise unless the written element type of a push array is a scalar."""
+    """Raise unless the written element type of a push array is a scalar or pairs of them."""
+    if isinstance(t, ast.TPair):
+        _require_written_scalar(t.fst)
+        _require_written_scalar(t.snd)
+        return
     if not isinstance(t, (ast.TBase, ast.TVar)):
         raise TypeCheckError(
-            "push arrays can hold only scalars (int, float, double or bool), "
+            "push arrays can hold only scalars (int, float, double or bool) and pairs of them, "
             f"not {_written(t)}", t.span,
-            ["pull arrays may hold pairs and arrays; push arrays hold base types only"])
+            ["pull arrays may hold arrays too; push arrays hold what a buffer (or one buffer "
+             "per component of a pair) can store"])
 
 
 def _require_written_ground(t: ast.TypeAst) -> None:

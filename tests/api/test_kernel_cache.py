@@ -120,7 +120,8 @@ def test_an_entry_of_another_kind_is_compiled_again(cache_dir):
 
 
 def test_compile_errors_are_never_kept(cache_dir):
-    bad = "fun bad arr = if abs 0.5 >= 0.25 then push <grid> arr else push <grid> (take 2 arr)\n"
+    bad = ("fun bad arr = splitUp 8 arr |> mapPull (fn c => push <block> (force (push <block> "
+           "(take (index c 0) c)))) |> concat 8\n")
     for _ in range(2):
         with pytest.raises(fcl.CompileError) as err:
             fcl.load(bad, "bad.fcl").compile("bad").opencl_source

@@ -123,8 +123,9 @@ def test_emitted_module_names_profiles_and_device_arrays(tmp_path):
 
 
 @pytest.mark.parametrize("source, what", [
-    # the length of `take` comes from the array's contents
-    ("fun kernel arr = push <grid> (take (index arr 0) arr)\n", "device-length"),
+    # the length of a block's array comes from the contents of its own part
+    ("fun kernel arr = splitUp 8 arr |> mapPull (fn c => push <block> (force (push <block> "
+     "(take (index c 0) c)))) |> concat 8\n", "device-length"),
     # a grid-level force inside the per-element work of a grid-level push
     ("fun kernel arr = push <grid> (generate 4 (fn i => index (force (push <grid> arr)) i))\n",
      "grid-nesting"),

@@ -370,14 +370,21 @@ def test_push_of_pull_arrays_rejected():
     assert "scalar" in err.message and "[['b]]" in err.message
 
 
-def test_push_of_pairs_rejected():
-    err = error_of("fun f arr = mapPush (fn x => (x, x)) (push <block> arr)")
-    assert where(err) == (1, 22) and "scalar" in err.message and "('a, 'a)" in err.message
+def test_push_of_pairs_accepted():
+    assert types_of("fun f arr = mapPush (fn x => (x, x)) (push <block> arr)")["f"] == \
+        "forall 'a. ['a] -> [('a, 'a)]<block>"
+    assert types_of("sig f : [((int, bool), float)]<block> -> int\nfun f a = lengthPush a")["f"] == \
+        "[((int, bool), float)]<block> -> int"
 
 
-def test_push_of_pairs_in_sig_rejected():
-    err = error_of("sig f : [(int, int)]<block> -> int\nfun f a = lengthPush a")
-    assert where(err) == (1, 10) and "scalars" in err.message
+def test_push_of_arrays_rejected():
+    err = error_of("fun f arr = mapPush (fn x => [x]) (push <block> arr)")
+    assert where(err) == (1, 22) and "scalar" in err.message and "['a]" in err.message
+
+
+def test_push_of_arrays_in_sig_rejected():
+    err = error_of("sig f : [(int, [int])]<block> -> int\nfun f a = lengthPush a")
+    assert where(err) == (1, 16) and "scalars" in err.message and "pairs" in err.message
 
 
 def test_pull_of_functions_rejected():

@@ -75,6 +75,7 @@ class Builder:
         self.length_spans: dict[str, Span | None] = {}  # host length variable -> its while/power
         self.parent: Builder | None = None      # a dry probe whose expressions the real plan keeps
         self.hw_read: set[str] = set()          # hardware parameters the generated code depends on
+        self.read_backs: dict = {}              # (host block, size) -> host variable (`read_back`)
 
     def probe(self, keep_checks: bool, params=()) -> "Builder":
         """A dry builder for trying code out (thrown away), with this one's parameters (and
@@ -136,6 +137,51 @@ class Builder:
         return (e.names <= self.params
                 and not any(isinstance(x, (K.Load, K.HwId)) or (isinstance(x, K.Call) and x.fn not in HOST_CALLS)
                             or _float_arithmetic(x) for x in K.walk_expr(e)))
+
+    def read_back(self, n: K.Expr, what: str) -> K.Var | None:
+        """A host variable holding the int `n`, which the kernels can compute but the host
+        cannot (a count in an array a kernel before wrote, say): a one-work-item kernel,
+        launched before the current one, stores n in a global word the host reads back
+        (`P.ReadScalar`, once per size and host block).  None where n reads what only the
+        current kernel knows: a work-item's id, its own names, or a buffer it writes."""
+        if self.dry:
+            return None
+        n = self._unshared(n)
+        if not n.names <= self.params:
+            return None
+        written = K.all_accesses(self.top)[1]
+        for x in K.walk_expr(n):
+            if isinstance(x, K.HwId) or isinstance(x, K.Load) and (
+                    x.buf in written or self.bufs.get(x.buf) is None or self.bufs[x.buf].space != "global"):
+                return None
+        key = (id(self.host), n)
+        if key in self.read_backs:
+            return self.read_backs[key]
+        var = K.Var("int", self.fresh("hsize"))
+        word = self.buffer("global", K.cint(1), f"length of {what}, computed on the device", "size",
+                           prefix="size", ty="int")
+        kept = self.top, self.locals, self.privates
+        self.top, self.locals, self.privates = [], [], []
+        self.top.append(K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)),
+                             (K.Store(word.name, K.cint(0), n),)))
+        self.close_kernel()
+        self.top, self.locals, self.privates = kept
+        self.host.append(P.ReadScalar(var.name, word.name))
+        self.params.add(var.name)
+        self.host_vars.append(K.Param(var.name, "int"))
+        self.length_spans[var.name] = self.span
+        self.read_backs[key] = var
+        return var
+
+    def _unshared(self, e: K.Expr) -> K.Expr:
+        """`e` with the names `Ctx.share` gave at the top of kernels replaced by their values."""
+        defs = {s.var: s.expr for stmts in [k[0] for k in self.kernels] + [self.top]
+                for s in stmts if isinstance(s, K.Let)}
+        for _ in range(8):
+            if not e.names & defs.keys():
+                break
+            e = K.map_expr(lambda x: defs.get(x.name, x) if isinstance(x, K.Var) else x, e)
+        return e
 
     def host_scalar(self, e: K.Expr) -> K.Var:
         """A host variable set to the host-computable int `e` before the next launch

@@ -15,9 +15,8 @@ from fcl.codegen import plan as P
 from fcl.codegen.lower.assemble import assemble
 from fcl.codegen.lower.builder import Builder, Ctx
 from fcl.codegen.lower.interpreter import Lowerer
-from fcl.codegen.lower.schemes import push_scheme, reader, store_writer
-from fcl.codegen.lower.sizewords import length_error
-from fcl.codegen.lower.values import SFun, SLevelFun, SPair, SPull, SPush, SScalar, SVal, apply
+from fcl.codegen.lower.schemes import host_length, push_scheme, reader, store_writer
+from fcl.codegen.lower.values import SFun, SLevelFun, SPair, SPull, SPush, SScalar, SVal, apply, shape_leaves
 from fcl.syntax import ast as A
 from fcl.syntax.loader import prelude_decls
 from fcl.types import node_types as NT
@@ -138,23 +137,25 @@ def _input_buffer(b: Builder, ty: str, k: int, path: str, params):
 
 
 def emit_result(ctx: Ctx, value: SVal, name: str, ty: T.Type) -> P.Result:
-    """Store `value`, the result of entry `name` of type `ty`, in an output buffer: an
-    array (a pull array pushed at grid level) or a scalar, which work-item 0 writes."""
+    """Store `value`, the result of entry `name` of type `ty`, in output buffers: an array
+    (a pull array pushed at grid level; of pairs, a buffer per scalar of the element), a
+    scalar, which work-item 0 writes, or a pair of results."""
     b = ctx.b
+    if isinstance(value, SPair) and isinstance(ty, T.TPairT):
+        return P.Result("pair", "", "", K.cint(1), parts=(emit_result(ctx, value.a, name, ty.fst),
+                                                          emit_result(ctx, value.b, name, ty.snd)))
     if isinstance(value, SPull) and value.whole and isinstance(ty, T.TPullT) and isinstance(ty.elem, T.TCon):
-        check_host_size(b, value.n, name)
-        return P.Result("array", value.whole, ty.elem.name, value.n)
+        return P.Result("array", value.whole, ty.elem.name, host_length(ctx, value.n, f"the result of `{name}`"))
     if isinstance(value, SPull):
         value = push_scheme(Level.GRID, value, b.span)
     if isinstance(value, SPush):
-        check_host_size(b, value.n, name)
+        n = host_length(ctx, value.n, f"the result of `{name}`")
         if not isinstance(ty, (T.TPullT, T.TPushT)):
             raise CompilerBug(f"`{name}` returns an array, but its type is {format_type(ty)}")
-        if not isinstance(ty.elem, T.TCon):
-            raise ctx.limitation("element-types", "push arrays hold scalars only")
-        elem = ty.elem.name
-        rec = b.buffer("global", value.n, f"result of {name}", "output", prefix="out", ty=elem)
-        w = store_writer(rec, K.cint(0))
+        shape = NT.shape(ty.elem, f"the elements of the result of `{name}`")
+        recs = [b.buffer("global", n, f"result of {name}", "output", prefix="out", ty=t)
+                for t in shape_leaves(shape)]
+        w = store_writer(recs, K.cint(0))
         single = value.level < Level.GRID
         if value.level < Level.BLOCK:
             guard = K.binop("eq", K.HwId("int", "wid" if value.level == Level.WARP else "lid"), K.cint(0))
@@ -165,22 +166,25 @@ def emit_result(ctx: Ctx, value: SVal, name: str, ty: T.Type) -> P.Result:
                 inner(g, i, v)
                 c.emit(K.If(guard, tuple(g.stmts)))
         value.run(ctx, w)
-        return P.Result("array", rec.name, rec.ty, value.n, single)
+        leaves = iter(P.Result("array", rec.name, rec.ty, n, single) for rec in recs)
+        return _zipped(shape, leaves, n, single)
     if isinstance(value, SScalar):
         rec = b.buffer("global", K.cint(1), f"result of {name}", "output", prefix="out", ty=value.e.ty)
         ctx.emit(K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)),
                       (K.Store(rec.name, K.cint(0), value.e),)))
         return P.Result("scalar", rec.name, rec.ty, K.cint(1), True)
     raise CompilerLimitation("kernel-interface", f"`{name}` returns a {describe(value)}, which a kernel cannot return; "
-                       f"return a push array, a pull array of scalars or a scalar", b.span)
+                       f"return arrays, scalars or pairs of them", b.span)
+
+
+def _zipped(shape, leaves, n: K.Expr, single: bool) -> P.Result:
+    """The result of an array of `shape` elements from its components' array results."""
+    if isinstance(shape, str):
+        return next(leaves)
+    return P.Result("zip", "", "", n, single, (_zipped(shape[0], leaves, n, single),
+                                               _zipped(shape[1], leaves, n, single)))
 
 
 def describe(v: SVal) -> str:
     """What `v` is, in a message."""
     return {SPair: "pair", SFun: "function", SLevelFun: "level function"}.get(type(v), type(v).__name__)
-
-
-def check_host_size(b: Builder, n: K.Expr, name: str):
-    """The length `n` of entry `name`'s result must be one the host computes."""
-    if not b.host_computable(n):
-        raise length_error(b, n, f"the result of `{name}`", b.span, b.top)

@@ -17,17 +17,17 @@ from fcl.base.hw import Level
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 from fcl.codegen.lower.builder import BufRec, Builder, Ctx, origin_of
-from fcl.codegen.lower.schemes import check_level, outside_barriers, placement, reader, store_writer, sync
-from fcl.codegen.lower.sizewords import host_length_error
-from fcl.codegen.lower.values import (SPair, SPull, SPush, SScalar, SVal, apply, apply2, as_scalar, rebuild,
-                                      scalar_leaves)
+from fcl.codegen.lower.schemes import (check_level, host_length, names_of, outside_barriers, placements, reader, store_writer,
+                                       sync)
+from fcl.codegen.lower.values import (SPair, SPull, SPush, SScalar, Shape, SVal, apply, apply2, as_scalar, rebuild,
+                                      scalar_leaves, shape_leaves)
 
 
 UNROLL_MAX = 16           # constant foldl/while trip counts up to this are unrolled
 WHILE_UNROLL_MAX = 64     # a while whose condition is known at compile time unrolls this far
 
 
-def while_loop(ctx: Ctx, cond: SVal, step: SVal, init: SPush, ty: str) -> SPull:
+def while_loop(ctx: Ctx, cond: SVal, step: SVal, init: SPush, ty: Shape) -> SPull:
     """`while cond step init`: force init, then step between two buffers while cond holds."""
     pp = start_pingpong(ctx, init, ty, "while")
     # a condition that forces grid-level arrays runs as kernels of its own each round
@@ -44,13 +44,17 @@ def while_loop(ctx: Ctx, cond: SVal, step: SVal, init: SPush, ty: str) -> SPull:
     return _dynamic_while(ctx, cond, step, pp)
 
 
-def power_loop(ctx: Ctx, count: SScalar, step: SVal, init: SPush, ty: str) -> SPull:
+def power_loop(ctx: Ctx, count: SScalar, step: SVal, init: SPush, ty: Shape) -> SPull:
     """`power n step init`: force init, then step n times between two buffers; step i
     gets the iteration number.  A constant count unrolls (sizes stay constants); else
     a loop in the kernel that every work-item of the unit runs equally often."""
     n = count.e
     pp = start_pingpong(ctx, init, ty, "power")
-    if isinstance(n, K.Const) and n.value <= WHILE_UNROLL_MAX:
+    # a grid-level step of several kernels (a scan, a sort's pass) repeats as a host loop
+    # of launches rather than unrolled into copies of its kernels
+    many = pp.level == Level.GRID and K.is_const(n) and n.value > 2 and _forces_grid_arrays(
+        ctx, lambda c, a: apply2(c, step, SScalar(K.cint(0)), a), pp.array())
+    if isinstance(n, K.Const) and n.value <= WHILE_UNROLL_MAX and not many:
         for k in range(n.value):
             pp.step(apply2(ctx, step, SScalar(K.cint(k)), pp.array()))
         return pp.array()
@@ -60,13 +64,31 @@ def power_loop(ctx: Ctx, count: SScalar, step: SVal, init: SPush, ty: str) -> SP
         raise ctx.limitation("host-step-count", "the step count of a warp-level power must be known to the host (it may "
                         "depend on the arguments only): every warp must take the same number of "
                         "steps, because each step ends with a work-group barrier")
+    same = _keeps_length(ctx, step, pp)
     loop = PointerLoop.declare(pp)
     it = ctx.b.fresh("it")
     body = ctx.sub(guard=n)
     nxt = apply2(body, step, SScalar(K.Var("int", it)), loop.array())
     loop.end_step(body, loop.write(body, nxt))
     ctx.emit(K.SeqFor(it, n, tuple(body.stmts)))
-    return loop.array()
+    return loop.array(pp.n if same else None)
+
+
+def _keeps_length(ctx, step, pp: PingPong) -> bool:
+    """Whether every step of a power gives an array as long as the one it takes (then the
+    host knows the final length: the first's): a dry probe of a step says."""
+    b = ctx.b
+    if b.dry:
+        return False
+    var = K.Var("int", "%plen")         # (names of the probe's own: the plan's stay as they are)
+    probe = b.probe(keep_checks=False, params={var.name})
+    pctx = Ctx(probe, pp.level, [])
+    arr = reader([f"probe{k}" for k in range(len(pp.cur))], K.cint(0), var, pp.shape)
+    try:
+        nxt = apply2(pctx, step, SScalar(K.Var("int", "%pit")), arr)
+    except FCLError:
+        return False
+    return isinstance(nxt, SPush) and nxt.n == var
 
 
 # ---------------------------------------------------------------- the ping-pong of while and power
@@ -74,40 +96,46 @@ def power_loop(ctx: Ctx, count: SScalar, step: SVal, init: SPush, ty: str) -> SP
 @dataclass
 class PingPong:
     """The two buffers a `while` or `power` steps between: `cur` holds the array of `n`
-    elements the next step reads (at offset `base`), `other` gets the step's array;
-    `first` is the length of the initial array, which no step may exceed."""
+    elements of `shape` the next step reads (at offset `base`), `other` gets the step's
+    array (each a buffer per scalar of `shape`); `first` is the length of the initial
+    array, which no step may exceed."""
     ctx: Ctx
     level: int
-    cur: BufRec
-    other: BufRec
+    cur: list[BufRec]
+    other: list[BufRec]
     base: K.Expr
     n: K.Expr
     first: K.Expr
+    shape: Shape
+
+    @property
+    def origin(self) -> str:
+        return self.cur[0].origin
 
     def array(self) -> SPull:
         """The current array."""
-        return reader(self.cur.name, self.base, self.n, self.cur.ty)
+        return reader(names_of(self.cur), self.base, self.n, self.shape)
 
     def step(self, nxt: SVal):
         """Store `nxt`, a step of the current array, in the other buffer, which then holds
         the current array (a step unrolled at compile time)."""
         _check_step(self.ctx, nxt, self.level, self.first)
         nxt.run(self.ctx, store_writer(self.other, self.base))
-        _boundary(self.ctx, self.level, self.other.origin)
+        _boundary(self.ctx, self.level, self.other[0].origin)
         self.cur, self.other, self.n = self.other, self.cur, nxt.n
 
 
-def start_pingpong(ctx: Ctx, init: SPush, ty: str, what: str) -> PingPong:
+def start_pingpong(ctx: Ctx, init: SPush, ty: Shape, what: str) -> PingPong:
     """The two buffers of `init`'s level for a `what` (while, power) of `ty` elements,
     `init` forced into the first."""
     level = init.level
     check_level(ctx, level, "loop over")
     if level == Level.GRID and not ctx.top:
         raise ctx.limitation("grid-nesting", f"a grid-level {what} can only run at the top level of a kernel")
-    (ra, base), (rb, _) = [placement(ctx, level, init.n, what, "while", ty) for _ in range(2)]
+    (ra, base), (rb, _) = [placements(ctx, level, init.n, what, "while", ty) for _ in range(2)]
     init.run(ctx, store_writer(ra, base))
-    _boundary(ctx, level, ra.origin)
-    return PingPong(ctx, level, ra, rb, base, init.n, init.n)
+    _boundary(ctx, level, ra[0].origin)
+    return PingPong(ctx, level, ra, rb, base, init.n, init.n, ty)
 
 
 def _boundary(ctx, level, why):
@@ -127,41 +155,44 @@ def _check_step(ctx, nxt, level, size):
 @dataclass
 class PointerLoop:
     """A loop in the kernel over the buffers of a `PingPong`: the variable `length` holds
-    the current array's length, the pointer `cur` points to the array a step reads and
-    `nxt` to the buffer it writes; each step swaps the two."""
+    the current array's length, the pointers `cur` point to the array a step reads and
+    `nxt` to the buffers it writes (one of each per scalar of the elements); each step
+    swaps the two."""
     pp: PingPong
     length: str
-    cur: str
-    nxt: str
+    cur: list[str]
+    nxt: list[str]
 
     @classmethod
     def declare(cls, pp: PingPong) -> PointerLoop:
-        """Declare the length and the two pointers, before the loop."""
-        ctx, b, first = pp.ctx, pp.ctx.b, pp.cur
-        loop = cls(pp, b.fresh("len"), b.fresh("cur"), b.fresh("nxt"))
+        """Declare the length and the pointers, before the loop."""
+        ctx, b = pp.ctx, pp.ctx.b
+        loop = cls(pp, b.fresh("len"), [b.fresh("cur") for _ in pp.cur], [b.fresh("nxt") for _ in pp.cur])
         ctx.emit(K.DeclVar(loop.length, pp.n))
-        ctx.emit(K.DeclPtr(loop.cur, first.space, first.ty, first.name))
-        ctx.emit(K.DeclPtr(loop.nxt, first.space, first.ty, pp.other.name))
+        for cur, nxt, first, other in zip(loop.cur, loop.nxt, pp.cur, pp.other):
+            ctx.emit(K.DeclPtr(cur, first.space, first.ty, first.name))
+            ctx.emit(K.DeclPtr(nxt, first.space, first.ty, other.name))
         return loop
 
     def array(self, n: K.Expr | None = None) -> SPull:
         """The array `cur` points to, of the current length (or of length `n`)."""
         pp = self.pp
-        return reader(self.cur, pp.base, n if n is not None else K.Var("int", self.length), pp.cur.ty)
+        return reader(self.cur, pp.base, n if n is not None else K.Var("int", self.length), pp.shape)
 
     def write(self, body: Ctx, nxt: SVal) -> list[K.Stmt]:
-        """Store `nxt`, a step of the array, through pointer `nxt`, in `body`; gives the
+        """Store `nxt`, a step of the array, through pointers `nxt`, in `body`; gives the
         statements that end the step: the new length, the pointers swapped."""
         pp = self.pp
         _check_step(pp.ctx, nxt, pp.level, K.Var("int", self.length))
         new_len = body.bind(nxt.n, "newlen")
-        ptr = BufRec(self.nxt, pp.cur.space, pp.n, pp.cur.origin, None, "while", ty=pp.cur.ty)
-        nxt.run(body, store_writer(ptr, pp.base))
-        return [K.Assign(self.length, new_len), K.SwapPtr(self.cur, self.nxt)]
+        ptrs = [BufRec(name, first.space, pp.n, first.origin, None, "while", ty=first.ty)
+                for name, first in zip(self.nxt, pp.cur)]
+        nxt.run(body, store_writer(ptrs, pp.base))
+        return [K.Assign(self.length, new_len)] + [K.SwapPtr(c, x) for c, x in zip(self.cur, self.nxt)]
 
     def end_step(self, body: Ctx, updates: list[K.Stmt]):
         """End a step that every work-item of the unit runs: a barrier, then `updates`."""
-        sync(body, self.pp.level, self.pp.cur.origin)
+        sync(body, self.pp.level, self.pp.origin)
         for u in updates:
             body.emit(u)
 
@@ -181,19 +212,20 @@ class HostLoop:
         names = [self.length] + ([self.counter] if counted else [])
         b.params.update(names)
         b.host_vars += [K.Param(name, "int") for name in names]
-        first = pp.cur
-        self.cur = b.buffer("global", first.size, first.origin, "alias", prefix="cur", ty=first.ty)
-        self.nxt = b.buffer("global", first.size, first.origin, "alias", prefix="nxt", ty=first.ty)
+        self.shape = pp.shape
+        self.cur = [b.buffer("global", f.size, f.origin, "alias", prefix="cur", ty=f.ty) for f in pp.cur]
+        self.nxt = [b.buffer("global", f.size, f.origin, "alias", prefix="nxt", ty=f.ty) for f in pp.cur]
         b.split_kernel()
         self.outer = b.host
-        self.outer += [P.Bind(self.cur.name, first.name), P.Bind(self.nxt.name, pp.other.name),
-                       P.SetVar(self.length, pp.n)]
+        for cur, nxt, first, other in zip(self.cur, self.nxt, pp.cur, pp.other):
+            self.outer += [P.Bind(cur.name, first.name), P.Bind(nxt.name, other.name)]
+        self.outer.append(P.SetVar(self.length, pp.n))
         if counted:
             self.outer.append(P.SetVar(self.counter, K.cint(0)))
 
     def array(self) -> SPull:
-        """The array alias `cur` holds, of the current length."""
-        return reader(self.cur.name, K.cint(0), K.Var("int", self.length), self.cur.ty)
+        """The array aliases `cur` hold, of the current length."""
+        return reader(names_of(self.cur), K.cint(0), K.Var("int", self.length), self.shape)
 
     def statements(self) -> list:
         """A new list for the host statements that follow (the loop's head or body)."""
@@ -205,11 +237,10 @@ class HostLoop:
         `nxt`; after them the host sets the new length, swaps the aliases and counts the step."""
         ctx, b = self.ctx, self.b
         _check_step(ctx, nxt, Level.GRID, K.Var("int", self.length))
-        if not b.host_computable(nxt.n):
-            raise host_length_error(ctx, nxt.n, f"each step of this grid-level {what}")
+        n = host_length(ctx, nxt.n, f"each step of this grid-level {what}")
         nxt.run(ctx, store_writer(self.nxt, K.cint(0)))
         b.split_kernel()
-        b.host += [P.SetVar(self.length, nxt.n), P.Swap(self.cur.name, self.nxt.name)]
+        b.host += [P.SetVar(self.length, n)] + [P.Swap(c.name, x.name) for c, x in zip(self.cur, self.nxt)]
         if self.counter is not None:
             b.host.append(P.SetVar(self.counter, K.add(K.Var("int", self.counter), K.cint(1))))
 
@@ -225,7 +256,7 @@ class HostLoop:
 
 def hoist_allocs(b: Builder, stmts: list, varying: set) -> list:
     """Take out of `stmts` (a loop's) the allocations whose size does not change in the loop."""
-    varying = varying | {s.var for s in P.walk(stmts) if isinstance(s, P.SetVar)}
+    varying = varying | {s.var for s in P.walk(stmts) if isinstance(s, (P.SetVar, P.ReadScalar))}
     out = [s for s in stmts if isinstance(s, P.Alloc) and not b.bufs[s.buffer].size.names & varying]
     stmts[:] = [s for s in stmts if s not in out]
     return out
@@ -240,7 +271,7 @@ def _dynamic_while(ctx, cond, step, pp: PingPong) -> SPull:
     set with atomic_or) and each warp's step is guarded by its own condition."""
     if pp.level == Level.GRID:
         return _host_while(ctx, cond, step, pp)
-    final = _host_final_length(ctx, cond, step, pp.n, pp.level, pp.cur.ty, pp.cur.name)
+    final = _host_final_length(ctx, cond, step, pp.n, pp.level, pp.shape, pp.cur[0].name)
     loop = PointerLoop.declare(pp)
     arr = loop.array()
     head = ctx.sub()
@@ -248,10 +279,10 @@ def _dynamic_while(ctx, cond, step, pp: PingPong) -> SPull:
     body = ctx.sub(guard=c)
     updates = loop.write(body, apply(body, step, arr))
     if pp.level == Level.WARP:
-        _warp_while(ctx, head, c, tuple(body.stmts) + tuple(updates), pp.cur)
+        _warp_while(ctx, head, c, tuple(body.stmts) + tuple(updates), pp.cur[0])
     else:
         loop.end_step(body, updates)
-        _guarded_loop(ctx, tuple(head.stmts), c, tuple(body.stmts), pp.cur.name, K.Var("int", loop.length))
+        _guarded_loop(ctx, tuple(head.stmts), c, tuple(body.stmts), pp.cur[0].name, K.Var("int", loop.length))
     return loop.array(final)
 
 
@@ -288,7 +319,7 @@ def _host_final_length(ctx, cond, step, n, level, ty, origin: str):
     b.length_spans[var.name] = b.span
     probe = b.probe(keep_checks=True, params={var.name})   # its condition and lengths become host code
     pctx = Ctx(probe, level, [])
-    arr = reader("probe", K.cint(0), var, ty)
+    arr = reader([f"probe{k}" for k in range(len(shape_leaves(ty)))], K.cint(0), var, ty)
     try:
         c = as_scalar(pctx, apply(pctx, cond, arr)).e
         nxt = apply(pctx, step, arr)
@@ -379,11 +410,13 @@ def _flag_condition(ctx, c: K.Expr, stmts: list, head_host: list) -> K.Expr:
 
 
 def _forces_grid_arrays(ctx, cond, arr: SPull) -> bool:
-    """Whether a grid-level while's condition on `arr` forces grid-level arrays (a
-    reduction over the whole state, say), which the first work-group alone cannot: a dry
-    probe of it says (its code is thrown away)."""
+    """Whether a grid-level while's condition on `arr` (or a power's step: `cond` a Python
+    function of a context and the array) forces grid-level arrays (a reduction over the
+    whole state, say), which the first work-group alone cannot: a dry probe of it says
+    (its code is thrown away)."""
     try:
-        apply(Ctx(ctx.b.probe(keep_checks=False), Level.GRID, []), cond, arr)
+        c = Ctx(ctx.b.probe(keep_checks=False), Level.GRID, [])
+        cond(c, arr) if callable(cond) else apply(c, cond, arr)
     except CompilerLimitation as e:
         return e.what == "grid-nesting"
     except FCLError:
@@ -428,15 +461,15 @@ def seqfor(ctx: Ctx, count: SScalar, state: SVal, f: SVal) -> SPush:
             st = state
             for k in range(n.value):
                 r = _seqfor_step(c, f, st, K.cint(k))
-                w(c, K.cint(k), SScalar(c.bind(r.b.e, "sv")))
+                w(c, K.cint(k), _bound(c, r.b))
                 st = r.a
             return
 
         def step(body, st, i):
             r = _seqfor_step(body, f, st, i)
-            v = body.bind(r.b.e, "sv")
+            v = _bound(body, r.b)
             temps = [snapshot(body, x.e, "nst") for x in scalar_leaves(c, r.a)]
-            w(body, i, SScalar(v))
+            w(body, i, v)
             return temps
         state_loop(c, n, state, "the state of a seqfor", step, span=span)
     return SPush(Level.THREAD, n, run, span)
@@ -517,9 +550,15 @@ def _wraps_around(body: Ctx) -> bool:
 
 def _seqfor_step(ctx, f, state, i) -> SPair:
     r = apply2(ctx, f, state, SScalar(i))
-    if not isinstance(r, SPair) or not isinstance(r.b, SScalar):
-        raise CompilerBug("seqfor step did not return (state, scalar)")
+    if not isinstance(r, SPair):
+        raise CompilerBug("seqfor step did not return (state, element)")
     return r
+
+
+def _bound(ctx, v: SVal) -> SVal:
+    """Element `v` (a scalar or pairs of them) with each scalar named once."""
+    leaves = scalar_leaves(ctx, v, "the elements of a seqfor")
+    return rebuild(v, iter(SScalar(ctx.bind(x.e, "sv")) for x in leaves))
 
 
 def foldl(ctx: Ctx, f: SVal, acc: SVal, arr: SPull) -> SVal:

@@ -17,7 +17,8 @@ from fcl.codegen.lower.claims import Claims
 from fcl.codegen.lower.loops import foldl, power_loop, seq_concat, seqfor, while_loop
 from fcl.codegen.lower.scatter import reduce_by_index, scatter
 from fcl.codegen.lower.schemes import fail_unless, force, parts_scheme, push_scheme
-from fcl.codegen.lower.values import SFun, SLevelFun, SPair, SPull, SPush, SScalar, SVal, apply, apply2, as_scalar
+from fcl.codegen.lower.values import (SFun, SLevelFun, SPair, SPull, SPush, SScalar, SVal, apply, apply2, as_element,
+                                      as_scalar, scalar_leaves)
 from fcl.types import node_types as NT
 from fcl.types import terms as T
 
@@ -59,7 +60,7 @@ def primitives() -> dict[str, SVal]:
 
     def map_push(ctx, f, arr):
         return SPush(arr.level, arr.n,
-                     lambda c, w: arr.run(c, lambda c2, i, v: w(c2, i, as_scalar(c2, apply(c2, f, v)))),
+                     lambda c, w: arr.run(c, lambda c2, i, v: w(c2, i, as_element(c2, apply(c2, f, v)))),
                      arr.span)
 
     def zip_with_push(ctx, f, a, p):
@@ -68,7 +69,7 @@ def primitives() -> dict[str, SVal]:
         def run(c, w):
             def write(c2, i, v):
                 g = c2.sub()
-                w(g, i, as_scalar(g, apply2(g, f, a.at(g, i), v)))
+                w(g, i, as_element(g, apply2(g, f, a.at(g, i), v)))
                 if isinstance(n, K.Const) and isinstance(p.n, K.Const) and n.value >= p.n.value:
                     for st in g.stmts:
                         c2.emit(st)
@@ -110,8 +111,9 @@ def primitives() -> dict[str, SVal]:
 
 
 def size_of(ctx: Ctx, v: SVal) -> SScalar:
-    """`sizeOf v`: a constant, the bytes of v's scalar type in device memory."""
-    return SScalar(K.cint(STORAGE_DTYPES[as_scalar(ctx, v).e.ty].itemsize))
+    """`sizeOf v`: a constant, the bytes of v's scalar type in device memory (a pair's: the
+    sum of its scalars')."""
+    return SScalar(K.cint(sum(STORAGE_DTYPES[x.e.ty].itemsize for x in scalar_leaves(ctx, v, "sizeOf's argument"))))
 
 
 def concat(ctx, n, parts, level: int):
@@ -157,7 +159,7 @@ def _elem(fn):
     type `t` of its occurrence: told the scalar a; the level l checks the array's."""
     def at(t: T.Type, name: str) -> SVal:
         params = NT.params(t)
-        ty = NT.scalar(NT.result(t).elem, f"the elements of `{name}`")
+        ty = NT.shape(NT.result(t).elem, f"the elements of `{name}`")
         level = NT.depth(params[-1].level, f"the array `{name}` takes")
 
         def run(ctx, *args):

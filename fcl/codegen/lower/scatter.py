@@ -20,9 +20,8 @@ from fcl.base.hw import Level
 from fcl.codegen import kir as K
 from fcl.codegen.lower.builder import Ctx, origin_of
 from fcl.codegen.lower.claims import claim_place
-from fcl.codegen.lower.schemes import check_level, fail_unless, reader
-from fcl.codegen.lower.sizewords import host_length_error
-from fcl.codegen.lower.values import SPull, SScalar, SVal, apply2, as_scalar
+from fcl.codegen.lower.schemes import check_level, fail_unless, host_length, reader, store_writer
+from fcl.codegen.lower.values import SPull, SScalar, SVal, apply2, as_element, as_scalar, scalar_leaves
 
 # op name -> the identity `ne` must be for the work-groups' local copies
 IDENTITY = {"add": 0, "or": 0, "xor": 0, "and": -1, "min": S.INT_MAX, "max": S.INT_MIN}
@@ -36,16 +35,15 @@ def scatter(ctx: Ctx, dest: SPull, idx: SPull, vals: SPull) -> SPull:
     evaluator's error and is not written again."""
     b = ctx.b
     _at_kernel_top(ctx, "scatter", "writes")
-    n = dest.n
     fail_unless(ctx, K.binop("eq", idx.n, vals.n), "scatter-lengths", (idx.n, vals.n), b.span)
-    if not b.dry and not b.host_computable(n):
-        raise host_length_error(ctx, n, "the result of this scatter")
+    n = host_length(ctx, dest.n, "the result of this scatter")
     copy = ctx.sub(Level.THREAD)
     i = b.fresh("i")
-    elem = as_scalar(copy, dest.at(copy, K.Var("int", i))).e
-    ty = elem.ty
-    rec = b.buffer("global", n, origin_of(b.span, "scatter"), "scatter", ty=ty)
-    copy.emit(K.Store(rec.name, K.Var("int", i), elem))
+    elem = as_element(copy, dest.at(copy, K.Var("int", i)))
+    leaves = scalar_leaves(copy, elem)
+    recs = [b.buffer("global", n, origin_of(b.span, "scatter"), "scatter", ty=x.e.ty) for x in leaves]
+    write = store_writer(recs, K.cint(0))
+    write(copy, K.Var("int", i), elem)
     ctx.emit(K.ParFor(Level.GRID, i, n, tuple(copy.stmts)))
     b.split_kernel()
     claims = b.buffer("global", n, origin_of(b.span, "claims of the scatter"), "claims", prefix="claims", ty="int")
@@ -53,13 +51,22 @@ def scatter(ctx: Ctx, dest: SPull, idx: SPull, vals: SPull) -> SPull:
     var = b.fresh("i")
     j = K.Var("int", var)
     k = body.bind(as_scalar(body, idx.at(body, j)).e, "at")
-    v = as_scalar(body, vals.at(body, j)).e
+    v = as_element(body, vals.at(body, j))
     take, free, failed = claim_place(b, claims.name, k, k, j, "scatter-twice", b.span)
     inside = K.binop("and", K.binop("le", K.cint(0), k), K.lt(k, n))
-    body.emit(K.If(inside, (take, K.If(free, (K.Store(rec.name, k, v),), failed))))
+    stores = body.sub()
+    write(stores, k, v)
+    body.emit(K.If(inside, (take, K.If(free, tuple(stores.stmts), failed))))
     ctx.emit(K.ParFor(Level.GRID, var, K.call("min", (idx.n, vals.n), "int"), tuple(body.stmts)))
     b.split_kernel()
-    return _whole(rec.name, n, ty)
+    if len(recs) > 1:
+        return reader([r.name for r in recs], K.cint(0), n, _shape(elem))
+    return _whole(recs[0].name, n, recs[0].ty)
+
+
+def _shape(v: SVal):
+    """The shape (values.Shape) of element `v`, a scalar or pairs of them."""
+    return v.e.ty if isinstance(v, SScalar) else (_shape(v.a), _shape(v.b))
 
 
 def atomic_op(ctx: Ctx, op: SVal, ty: str) -> str:
@@ -91,8 +98,7 @@ def reduce_by_index(ctx: Ctx, bins: SScalar, op: SVal, ne: SScalar, idx: SPull, 
     fail_unless(ctx, K.binop("ge", bins.e, K.cint(0)), "reduceByIndex-bins", (bins.e,), b.span)
     n = K.call("max", (K.cint(0), bins.e), "int")      # (no bins where the check fails)
     fail_unless(ctx, K.binop("eq", idx.n, vals.n), "reduceByIndex-lengths", (idx.n, vals.n), b.span)
-    if not b.dry and not b.host_computable(n):
-        raise host_length_error(ctx, n, "the bins of this reduceByIndex")
+    n = host_length(ctx, n, "the bins of this reduceByIndex")
     rec = b.buffer("global", n, origin_of(b.span, "reduceByIndex"), "bins", ty=ty)
     i = b.fresh("bin")
     ctx.emit(K.ParFor(Level.GRID, i, n, (K.Store(rec.name, K.Var("int", i), ne.e),)))

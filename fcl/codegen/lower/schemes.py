@@ -15,9 +15,9 @@ from typing import Callable
 from fcl.base.errors import CompilerBug
 from fcl.base.hw import Level
 from fcl.codegen import kir as K
-from fcl.codegen.lower.builder import BufRec, Ctx, ElemLoop, origin_of
+from fcl.codegen.lower.builder import Ctx, ElemLoop, origin_of
 from fcl.codegen.lower.sizewords import host_length_error
-from fcl.codegen.lower.values import SPull, SPush, SScalar, as_scalar
+from fcl.codegen.lower.values import SPull, SPush, SScalar, Shape, as_element, build, scalar_leaves, shape_leaves
 
 
 PRIVATE_MAX = 64          # thread-level forces up to this many elements live in registers
@@ -51,7 +51,7 @@ def push_scheme(level: int, arr: SPull, span) -> SPush:
         if level == Level.BLOCK:
             body.elem = ElemLoop(level, var, {var})
             body.guards = ()
-        v = as_scalar(ctx, arr.at(body, i))
+        v = as_element(ctx, arr.at(body, i))
         writes = body.sub()
         w(writes, i, v)
         if body.elem is None or not body.elem.collective:
@@ -174,13 +174,25 @@ def outside_barriers(stmts) -> tuple[tuple, tuple] | None:
     return (tuple(stmts[:cuts[0]]), tuple(stmts[cuts[-1] + 1:])) if cuts else None
 
 
+def host_length(ctx: Ctx, n: K.Expr, what: str) -> K.Expr:
+    """The length `n` of `what` as the host knows it: n itself, or where only the kernels can
+    compute it (a count in an array an earlier kernel wrote), a host variable read back
+    after a kernel that computes it (`Builder.read_back`); else a located error."""
+    b = ctx.b
+    if b.dry or b.host_computable(n):
+        return n
+    var = b.read_back(n, what)
+    if var is None:
+        raise host_length_error(ctx, n, what)
+    return var
+
+
 def placement(ctx: Ctx, level: int, n: K.Expr, what: str, role: str, ty: str):
-    """Allocate memory for a `level`-level array of n elements of type `ty`: (buffer,
-    base offset expr)."""
+    """Allocate memory for a `level`-level array of n elements of scalar type `ty`:
+    (buffer, base offset expr)."""
     b = ctx.b
     origin = origin_of(b.span, what)
-    if not b.dry and not b.host_computable(n):
-        raise host_length_error(ctx, n, f"the array this {what} stores")
+    n = host_length(ctx, n, f"the array this {what} stores")
     if level == Level.GRID:
         return b.buffer("global", n, origin, role, ty=ty), K.cint(0)
     if level == Level.BLOCK:
@@ -194,21 +206,55 @@ def placement(ctx: Ctx, level: int, n: K.Expr, what: str, role: str, ty: str):
     return rec, K.mul(K.HwId("int", "lid"), n)
 
 
-def store_writer(rec: BufRec, base: K.Expr):
-    """The writer of a push array that stores element i at `base` + i of buffer `rec`."""
-    if not rec.ty:
-        raise CompilerBug(f"buffer {rec.name} ({rec.origin}) has no element type")
+def placements(ctx: Ctx, level: int, n: K.Expr, what: str, role: str, shape: Shape):
+    """`placement` for an array of elements of `shape`: one buffer per scalar of it (a
+    structure of arrays), all at the same base: ([buffer, ...], base offset expr)."""
+    recs, base = [], K.cint(0)
+    for ty in shape_leaves(shape):
+        rec, base = placement(ctx, level, n, what, role, ty)
+        recs.append(rec)
+    return recs, base
 
-    def w(ctx, i, v: SScalar):
-        if rec.ty != v.e.ty:
-            raise CompilerBug(f"buffer {rec.name} of {rec.ty} written with {v.e.ty}")
-        ctx.emit(K.Store(rec.name, K.add(base, i), v.e))
+
+def store_writer(recs, base: K.Expr):
+    """The writer of a push array that stores element i at `base` + i of buffer `recs` (or of
+    the buffers `recs`, one per scalar of a pair)."""
+    recs = recs if isinstance(recs, list) else [recs]
+    for rec in recs:
+        if not rec.ty:
+            raise CompilerBug(f"buffer {rec.name} ({rec.origin}) has no element type")
+
+    def w(ctx, i, v):
+        leaves = scalar_leaves(ctx, v, "the elements of a push array")
+        if len(leaves) != len(recs):
+            raise CompilerBug(f"{len(recs)} buffers written with {len(leaves)} scalars")
+        at = K.add(base, i)
+        for rec, leaf in zip(recs, leaves):
+            if rec.ty != leaf.e.ty:
+                raise CompilerBug(f"buffer {rec.name} of {rec.ty} written with {leaf.e.ty}")
+            ctx.emit(K.Store(rec.name, at, leaf.e))
     return w
 
 
-def reader(rec_name: str, base: K.Expr, n: K.Expr, ty: str) -> SPull:
-    """The pull array of the n elements of `ty` at `base` in buffer (or pointer) `rec_name`."""
-    return SPull(n, lambda ctx, i: SScalar(K.Load(ty, rec_name, K.add(base, i))))
+def reader(names, base: K.Expr, n: K.Expr, shape: Shape) -> SPull:
+    """The pull array of the n elements of `shape` at `base` in buffer (or pointer) `names`
+    (a list of them, one per scalar of `shape`, for pairs)."""
+    names = names if isinstance(names, list) else [names]
+    tys = shape_leaves(shape)
+    if len(names) != len(tys):
+        raise CompilerBug(f"{len(names)} buffers read as {shape}")
+    if len(names) == 1:
+        return SPull(n, lambda ctx, i: SScalar(K.Load(tys[0], names[0], K.add(base, i))))
+
+    def at(ctx, i):
+        j = K.add(base, i)
+        return build(shape, iter(SScalar(K.Load(ty, nm, j)) for nm, ty in zip(names, tys)))
+    return SPull(n, at)
+
+
+def names_of(recs) -> list[str]:
+    """The names of buffers `recs`."""
+    return [r.name for r in recs]
 
 
 def sync(ctx: Ctx, level: int, why: str):
@@ -217,7 +263,7 @@ def sync(ctx: Ctx, level: int, why: str):
         ctx.emit(K.Barrier(why))
 
 
-def force(ctx: Ctx, arr: SPush, ty: str) -> SPull:
+def force(ctx: Ctx, arr: SPush, ty: Shape) -> SPull:
     """Materialise a push array of `ty` where its level says (registers, local, global)."""
     if Level.WARP <= arr.level <= Level.BLOCK and ctx.level < arr.level and ctx.elem is not None:
         return collective_force(ctx, arr, ty)
@@ -225,15 +271,16 @@ def force(ctx: Ctx, arr: SPush, ty: str) -> SPull:
     if arr.level == Level.GRID and not ctx.top:
         raise ctx.limitation("grid-nesting", "a grid-level array can only be forced at the top level of a kernel, "
                         "not inside a part of a concat or inside per-element work")
-    rec, base = placement(ctx, arr.level, arr.n, "force", "force", ty)
-    arr.run(ctx, store_writer(rec, base))
+    n = host_length(ctx, arr.n, "the array this force stores")
+    recs, base = placements(ctx, arr.level, n, "force", "force", ty)
+    arr.run(ctx, store_writer(recs, base))
     if arr.level == Level.GRID:
         ctx.b.split_kernel()
-    sync(ctx, arr.level, rec.origin)
-    return reader(rec.name, base, arr.n, ty)
+    sync(ctx, arr.level, recs[0].origin)
+    return reader(names_of(recs), base, n, ty)
 
 
-def collective_force(ctx: Ctx, arr: SPush, ty: str) -> SPull:
+def collective_force(ctx: Ctx, arr: SPush, ty: Shape) -> SPull:
     """A block- or warp-level force inside the per-element work of a block-level push
     (or a sequential loop in it): the work-items of the block compute the array together,
     between two barriers, in a round that every work-item runs (see `push_scheme`).  The
@@ -249,9 +296,10 @@ def collective_force(ctx: Ctx, arr: SPush, ty: str) -> SPull:
                 "every work-item would reach its barriers",
                 ["make the loop count or condition depend only on values every work-item shares "
                  "(arguments, the part index, loop counters of such loops)"])
-    rec, base = placement(ctx, arr.level, arr.n, "force", "force", ty)
+    recs, base = placements(ctx, arr.level, arr.n, "force", "force", ty)
+    rec = recs[0]
     work = Ctx(ctx.b, arr.level, [])
-    arr.run(work, store_writer(rec, base))
+    arr.run(work, store_writer(recs, base))
     names = sorted({n for st in K.walk_stmts(work.stmts) for x in _stmt_exprs(st)
                     for n in e.reads_varying(x, warp_uniform=True)})
     if names or e.reads_varying(arr.n):
@@ -267,7 +315,7 @@ def collective_force(ctx: Ctx, arr: SPush, ty: str) -> SPull:
     for st in work.stmts:
         ctx.emit(st)
     ctx.emit(K.Barrier(rec.origin))
-    return reader(rec.name, base, arr.n, ty)
+    return reader(names_of(recs), base, arr.n, ty)
 
 
 def _names(names, e: ElemLoop | None = None) -> str:

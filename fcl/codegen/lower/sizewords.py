@@ -39,9 +39,12 @@ def length_error(b, e: K.Expr, what: str, span, stmts=()) -> CompilerLimitation:
     reasons = words.reasons(e, _definitions(b, stmts))
     said = reasons[0] if len(reasons) == 1 else ", ".join(reasons[:-1]) + " and " + reasons[-1]
     message = (f"the length of {what} depends on {said}; the host must know every length before "
-               f"the kernels run, to allocate memory")
+               f"the kernel that needs it runs, to allocate memory")
     notes = ["a length may use int arguments, the lengths of array arguments, constants and int "
-             "arithmetic on them: pass what it needs as an int argument"]
+             "arithmetic on them, and values an earlier kernel computed at the top level (the "
+             "count of a filter: the host reads it back), but not what a work-item computes for "
+             "its own part: pass what it needs as an int argument, or compute it over the whole "
+             "array first"]
     mine = [where for where in words.index_sites(e, _definitions(b, stmts))
             if span is None or where.source.name == span.source.name]     # not the prelude's
     related = [("the length reads the element this `index` gives", where) for where in mine[:1]]

@@ -104,10 +104,33 @@ def apply2(ctx, fn, a, b):
 
 
 def as_scalar(ctx, v: SVal) -> SScalar:
-    """`v`, an element of a push array, which must be a scalar."""
+    """`v`, which must be a scalar (a condition, a position, an index)."""
     if not isinstance(v, SScalar):
-        raise ctx.limitation("element-types", "push arrays hold scalars only")
+        raise ctx.limitation("element-types", "this value must be a scalar")
     return v
+
+
+def as_element(ctx, v: SVal) -> SVal:
+    """`v`, an element of a push array: a scalar or (nested) pairs of scalars."""
+    scalar_leaves(ctx, v, "the elements of a push array")
+    return v
+
+
+# The element type of an array the lowering stores: the name of a scalar type, or a pair
+# (a 2-tuple) of such shapes, stored as one buffer per scalar (a structure of arrays).
+Shape = str | tuple
+
+
+def shape_leaves(shape: Shape) -> list[str]:
+    """The scalar types of `shape`, in order (one buffer each)."""
+    return [shape] if isinstance(shape, str) else shape_leaves(shape[0]) + shape_leaves(shape[1])
+
+
+def build(shape: Shape, leaves) -> SVal:
+    """A value of `shape` made of the scalars (SScalar) `leaves` gives, in order."""
+    if isinstance(shape, str):
+        return next(leaves)
+    return SPair(build(shape[0], leaves), build(shape[1], leaves))
 
 
 def scalar_leaves(ctx, v: SVal, what: str = "a loop's state", span: Span | None = None) -> list[SScalar]:

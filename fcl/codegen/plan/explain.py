@@ -118,10 +118,20 @@ def host_stmt_text(plan: Plan, s: HostStmt, fmt=K.format_expr) -> str:
         return (f"check {s.buffer}: no run-time check failed ({plan.check_count()} device checks left "
                 f"of {n} in the program: `index`, zero divisors, part lengths)")
     if isinstance(s, Result):
-        return f"result: {s.kind} in {s.buffer}, length {fmt(s.length)}"
+        return "result: " + result_text(s, fmt)
     if isinstance(s, Loop):
         return f"loop while {fmt(s.cond)}"
     raise TypeError(type(s).__name__)
+
+
+def result_text(s: Result, fmt=K.format_expr) -> str:
+    """What the plan returns: `array in out3, length n`, and pairs of those."""
+    if s.kind == "pair":
+        return f"pair of ({result_text(s.parts[0], fmt)}) and ({result_text(s.parts[1], fmt)})"
+    if s.kind == "zip":
+        return (f"array of pairs, length {fmt(s.length)}, of components ({result_text(s.parts[0], fmt)}) "
+                f"and ({result_text(s.parts[1], fmt)})")
+    return f"{s.kind} in {s.buffer}, length {fmt(s.length)}"
 
 
 def groups_text(groups, fmt=K.format_expr) -> str:
@@ -202,7 +212,10 @@ def _stmt_json(s: HostStmt) -> dict:
         return doc
     if isinstance(s, (SetVar, Result)):
         doc = {"op": "set" if isinstance(s, SetVar) else "result"}
-        doc.update({k: K.format_expr(v) if isinstance(v, K.Expr) else v for k, v in vars(s).items()})
+        doc.update({k: K.format_expr(v) if isinstance(v, K.Expr) else v for k, v in vars(s).items()
+                    if k != "parts"})
+        if isinstance(s, Result) and s.parts:
+            doc["parts"] = [_stmt_json(p) for p in s.parts]
         return doc
     ops = {Alloc: "alloc", Bind: "bind", Swap: "swap", ReadScalar: "read", CheckSteps: "check_steps",
            CheckBounds: "check_bounds"}

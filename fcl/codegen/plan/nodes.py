@@ -33,7 +33,7 @@ program `body`, a sequence of:
   of `kinds[k]` and the values recorded), for the site k recorded first.  It stands
   after the last launch and before every ReadScalar (a value read back may be
   garbage after a failure);
-* `Result(kind, buffer, ty, length)`: the value the entry returns (last).
+* `Result(kind, buffer, ty, length, parts)`: the value the entry returns (last).
 
 Host expressions are kernel-IR expressions over `params` (`kir.eval_host`).
 Not here: device code (kir), how a device runs a plan (runtime), printing (`explain`).
@@ -198,12 +198,19 @@ CAPPED = 1 << 30        # in a guard buffer: a loop stopped at MAX_DEVICE_STEPS
 
 @dataclass(frozen=True)
 class Result(HostStmt):
-    """kind: "array" (`length` elements of `buffer`) or "scalar" (element 0)."""
+    """kind: "array" (`length` elements of `buffer`), "scalar" (element 0), "pair" (a pair
+    of the two results `parts`) or "zip" (an array of pairs: `parts`, its two components,
+    arrays of `length` elements or zips of them)."""
     kind: str
     buffer: str
     ty: str
     length: K.Expr
     single_group: bool = False
+    parts: tuple = ()
+
+    def leaves(self) -> list["Result"]:
+        """The array and scalar results this one is made of, in order."""
+        return [self] if not self.parts else [x for p in self.parts for x in p.leaves()]
 
 
 @dataclass(frozen=True)
