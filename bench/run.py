@@ -148,6 +148,8 @@ class Rig:
         reason = row.needs(dims)
         if reason:
             raise Skip(reason)
+        if not row.cpu and self.device.type & self.cl.device_type.CPU:
+            raise Skip("GPU only: this library kernel takes minutes on a CPU device")
         try:
             import mako  # noqa: F401 (pyopencl's library kernels are mako templates)
         except ImportError:

@@ -456,6 +456,38 @@ def setup_compact(alloc, bufs, dims, out):
             Launch("compact", (bufs["a"], out, np.int32(n), status, counter), (tiles * BS,), (BS,))]
 
 
+SORT_ITEMS = 16               # ITEMS in radix_sort.cl: a tile is BS x SORT_ITEMS keys (tests: 4)
+SORT_GROUPS = 1024            # most work-groups a pass (more tiles: several a work-group)
+SORT_BITS, SORT_PASSES = 4, 8
+
+
+def radix_sort_grid(n):
+    """(tiles a work-group, work-groups) of every pass."""
+    tiles = max(1, ceil_div(n, BS * SORT_ITEMS))
+    per_group = ceil_div(tiles, SORT_GROUPS)
+    return per_group, ceil_div(tiles, per_group)
+
+
+def setup_radix_sort(alloc, bufs, dims, out):
+    """LSD radix sort, 4 bits a pass: 8 passes of upsweep (digit counts of each work-group's
+    tiles), scan (one work-group) and downsweep (rank in local memory, scatter); the input,
+    then the scratch buffer and `out` in turn, the last pass writing `out`."""
+    n = dims[0]
+    per_group, groups = radix_sort_grid(n)
+    scratch, hist = alloc(4 * max(1, n)), alloc(4 * 16 * groups)
+    launches, src = [], bufs["a"]
+    for p in range(SORT_PASSES):
+        dst = out if p % 2 else scratch
+        shift = np.int32(SORT_BITS * p)
+        launches += [
+            Launch("radix_upsweep", (src, hist, np.int32(n), shift, np.int32(per_group)), (groups * BS,), (BS,)),
+            Launch("radix_scan", (hist, np.int32(16 * groups)), (BS,), (BS,)),
+            Launch("radix_downsweep", (src, dst, hist, np.int32(n), shift, np.int32(per_group)),
+                   (groups * BS,), (BS,))]
+        src = dst
+    return launches
+
+
 SEGSCAN_ITEMS = 32            # ITEMS in segscan.cl: a tile is BS x ITEMS elements (Oclgrind tests: 8,
                               # since 32 takes 38 KB of local memory, more than Oclgrind's 32 KB)
 
@@ -520,6 +552,8 @@ HAND_ROWS = [
          setup_histogram, lambda d: d[1]),
     Hand("compact", "single pass, decoupled look-back, 32 items a work-item", "compact.cl", setup_compact,
          lambda d: d[0] + 1, defines=lambda: {"ITEMS": COMPACT_ITEMS}, finish=lambda h: h[:h[-1]]),
+    Hand("sort", "LSD radix, 4 bits a pass, upsweep/scan/downsweep", "radix_sort.cl", setup_radix_sort, whole,
+         defines=lambda: {"ITEMS": SORT_ITEMS}),
     Hand("segscan", "reduce-then-scan over (flag, value) pairs, 3 kernels", "segscan.cl", setup_segscan, whole,
          defines=lambda: {"ITEMS": SEGSCAN_ITEMS}),
     Hand("spmv", "CSR-vector, 32 work-items a row (float)", "spmv.cl", setup_spmv, lambda d: d[0], kind="float",
@@ -543,6 +577,8 @@ class Library:
     make: Callable
     kind: str = "int"
     needs: Callable[[tuple], str | None] = always
+    cpu: bool = True                # False: skipped on CPU devices (copy_if took over 5 minutes at 2^18
+                                    # on PoCL, 2026-11-27)
     impl: str = field(default="pyopencl", init=False)
 
 
@@ -595,7 +631,7 @@ def bitonic_sort_kernel(context):
 LIBRARY_ROWS = [
     Library("reduce", "ReductionKernel", reduction_kernel),
     Library("scan", "InclusiveScanKernel", inclusive_scan_kernel),
-    Library("compact", "copy_if", copy_if_kernel),
+    Library("compact", "copy_if", copy_if_kernel, cpu=False),
     Library("sort", "RadixSort", radix_sort_kernel),
     Library("sort", "BitonicSort (a copy, then in place)", bitonic_sort_kernel, needs=power_of_two),
 ]
