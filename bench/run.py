@@ -162,7 +162,13 @@ class Rig:
             call(self.queue, x)             # builds what the constructor left to the first call
         if self.bracket_gap is None:
             self.bracket_gap = statistics.median(self.bracketed(lambda: None) for _ in range(10))
-        return Ready(lambda: call(self.queue, x).get(),
+
+        def output():
+            result = call(self.queue, x)
+            if isinstance(result, tuple):           # (array, count of its elements that count)
+                return result[0].get()[:int(result[1].get())]
+            return result.get()
+        return Ready(output,
                      lambda: max(0.0, self.bracketed(lambda: call(self.queue, x)) - self.bracket_gap))
 
     def bracketed(self, enqueue) -> float:
