@@ -161,6 +161,9 @@ BENCHMARKS = {b.name: b for b in [
     Benchmark("compact", "n", vector_inputs, lambda i, d: i["a"][i["a"] < 50], lambda d: 6 * d[0]),
     Benchmark("sort", "n", lambda d, kind, rng: {"a": rng.integers(-2**31, 2**31, d[0], dtype=np.int32)},
               lambda i, d: np.sort(i["a"]), lambda d: 8 * d[0]),
+    Benchmark("sortpairs", "n", lambda d, kind, rng: {"a": rng.integers(-2**31, 2**31, d[0], dtype=np.int32),
+                                                      "b": np.arange(d[0], dtype=np.int32)},
+              lambda i, d: i["b"][np.argsort(i["a"], kind="stable")], lambda d: 16 * d[0]),
     Benchmark("segscan", "n", segscan_inputs, segscan_reference, lambda d: 9 * d[0]),
     Benchmark("spmv", "rows", csr_inputs, csr_reference, csr_bytes, tolerance=csr_tolerance),
     Benchmark("matvec", "rows x cols", matrix_inputs, product_reference,
@@ -186,7 +189,7 @@ def parse_dims(bench: str, text: str) -> tuple:
     """`2^26`, `1<<20`, `1000` for n; `R` or `RxC` for a matrix; `N` or `MxKxN` for matmul."""
     parts = [parse_int(p) for p in text.lower().split("x")]
     want = {"copy": 1, "reverse": 1, "reduce": 1, "scan": 1, "histogram": 2, "transpose": 2, "matvec": 2,
-            "matmul": 3, "compact": 1, "sort": 1, "segscan": 1, "spmv": 1}[bench]
+            "matmul": 3, "compact": 1, "sort": 1, "sortpairs": 1, "segscan": 1, "spmv": 1}[bench]
     if len(parts) == 1:
         parts = parts * want
     if len(parts) != want or min(parts) < 1:
@@ -272,6 +275,8 @@ FCL_ROWS = [
         lambda i, d: (i["a"],)),
     Fcl("sort", "sort (prelude: radix sort, 2 bits a pass)", "bench/programs.fcl", "sortInts",
         lambda i, d: (i["a"],)),
+    Fcl("sortpairs", "sortByKey (prelude: radix sort of (key, value) pairs), the values", "bench/programs.fcl",
+        "sortPairs", lambda i, d: (i["a"], i["b"])),
     Fcl("segscan", "segScan (prelude: scan over (flag, value) pairs)", "bench/programs.fcl", "segSums",
         lambda i, d: (i["flags"], i["vals"])),
     Fcl("spmv", "spmv (prelude: a warp a row)", "bench/programs.fcl", "spmvOf",
@@ -490,6 +495,27 @@ def setup_radix_sort(alloc, bufs, dims, out):
     return launches
 
 
+def setup_radix_sort_pairs(alloc, bufs, dims, out):
+    """The keys bufs["a"] sorted as setup_radix_sort, each moving its value from bufs["b"]
+    with it: `out` gets the values in the keys' sorted order (stable: equal keys keep their
+    values' order), a scratch buffer the sorted keys."""
+    n = dims[0]
+    per_group, groups = radix_sort_grid(n)
+    nbytes = 4 * max(1, n)
+    keys_out, kscratch, vscratch, hist = alloc(nbytes), alloc(nbytes), alloc(nbytes), alloc(4 * 16 * groups)
+    launches, src, vsrc = [], bufs["a"], bufs["b"]
+    for p in range(SORT_PASSES):
+        dst, vdst = (keys_out, out) if p % 2 else (kscratch, vscratch)
+        shift = np.int32(SORT_BITS * p)
+        launches += [
+            Launch("radix_upsweep", (src, hist, np.int32(n), shift, np.int32(per_group)), (groups * BS,), (BS,)),
+            Launch("radix_scan", (hist, np.int32(16 * groups)), (BS,), (BS,)),
+            Launch("radix_pairs_downsweep", (src, dst, vsrc, vdst, hist, np.int32(n), shift, np.int32(per_group)),
+                   (groups * BS,), (BS,))]
+        src, vsrc = dst, vdst
+    return launches
+
+
 SEGSCAN_ITEMS = 32            # ITEMS in segscan.cl: a tile is BS x ITEMS elements (Oclgrind tests: 8,
                               # since 32 takes 38 KB of local memory, more than Oclgrind's 32 KB)
 
@@ -556,6 +582,8 @@ HAND_ROWS = [
          lambda d: d[0] + 1, defines=lambda: {"ITEMS": COMPACT_ITEMS}, finish=lambda h: h[:h[-1]]),
     Hand("sort", "LSD radix, 4 bits a pass, upsweep/scan/downsweep", "radix_sort.cl", setup_radix_sort, whole,
          defines=lambda: {"ITEMS": SORT_ITEMS}),
+    Hand("sortpairs", "LSD radix, 4 bits a pass, keys and values moved together", "radix_sort.cl",
+         setup_radix_sort_pairs, whole, defines=lambda: {"ITEMS": SORT_ITEMS}),
     Hand("segscan", "reduce-then-scan over (flag, value) pairs, 3 kernels", "segscan.cl", setup_segscan, whole,
          defines=lambda: {"ITEMS": SEGSCAN_ITEMS}),
     Hand("spmv", "CSR-vector, 32 work-items a row (float)", "spmv.cl", setup_spmv, lambda d: d[0], kind="float",
@@ -642,16 +670,16 @@ ROWS = [*FCL_ROWS, *HAND_ROWS, *LIBRARY_ROWS]
 # ---------------------------------------------------------------- sizes
 
 GPU_SIZES = {"copy": ["2^26", "2^28"], "reverse": ["2^26", "2^28"], "reduce": ["2^26", "2^28"],
-             "histogram": ["2^26x256", "2^26x65536"], "compact": ["2^26"], "sort": ["2^26"],
+             "histogram": ["2^26x256", "2^26x65536"], "compact": ["2^26"], "sort": ["2^26"], "sortpairs": ["2^26"],
              "segscan": ["2^26"], "spmv": ["2^20"],
              "scan": ["2^26", "2^28"], "transpose": ["8192"], "matvec": ["8192"], "matmul": ["4096"]}
 QUICK_SIZES = {"copy": ["2^18"], "reverse": ["2^18"], "reduce": ["2^18"], "scan": ["2^18"], "histogram": ["2^18x256"],
-               "compact": ["2^18"], "sort": ["2^16"], "segscan": ["2^18"], "spmv": ["2^12"],
+               "compact": ["2^18"], "sort": ["2^16"], "sortpairs": ["2^16"], "segscan": ["2^18"], "spmv": ["2^12"],
                "transpose": ["512"], "matvec": ["512"], "matmul": ["128"]}
 # odd sizes (partial tiles, vector tails, more than one tile of the register-blocked
 # matmul), then sizes the FCL rows that need multiples or powers of two can take
 TINY_SIZES = {"copy": ["5003", "2^12"], "reverse": ["5003", "2^12"], "reduce": ["5003", "2^12"],
-              "histogram": ["5003x256", "2^12x5000"], "compact": ["5003", "2^12"], "sort": ["5003", "2^12"],
+              "histogram": ["5003x256", "2^12x5000"], "compact": ["5003", "2^12"], "sort": ["5003", "2^12"], "sortpairs": ["5003"],
               "segscan": ["5003", "2^12"], "spmv": ["37", "2^10"],
               "scan": ["5003", "2^12"], "transpose": ["37x45", "64x96"], "matvec": ["19x70"],
               "matmul": ["130x21x133", "32x24x48"]}

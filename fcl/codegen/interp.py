@@ -152,6 +152,10 @@ class KernelRun:
                 yield id(s)
             elif t is K.Fail:
                 K.record_failure(self.array(s.buf, wi), s.site, *(self.ev(v, wi) for v in s.values))
+            elif t is K.Atomic and s.op == "fadd":
+                arr, i = self.array(s.buf, wi), self.ev(s.index, wi)
+                self.check_index(s.buf, arr, i)
+                arr[i] = arr.dtype.type(arr[i] + arr.dtype.type(self.ev(s.value, wi)))
             elif t is K.Atomic:
                 arr, i = self.array(s.buf, wi), self.ev(s.index, wi)
                 self.check_index(s.buf, arr, i)

@@ -37,6 +37,17 @@ static inline int fcl_abs(int a) {{ return a < 0 ? fcl_neg(a) : a; }}
 static inline int fcl_skew(int i) {{ return i + (i >> {skew_shift}); }}
 """
 
+FADD = """\
+/* float += as an atomic (OpenCL 1.2 has none): compare-and-swap of the float's bits, again
+   until no other work-item changed it in between; the first guess is 0.0f (a plain read
+   would race with the others' swaps) */
+static inline void fcl_fadd_{space}(volatile __{space} float* p, float v) {{
+  int seen = 0, was;
+  do {{ was = seen; seen = atomic_cmpxchg((volatile __{space} int*)p, was, as_int(as_float(was) + v)); }}
+  while (seen != was);
+}}
+"""
+
 FAIL = """\
 /* a run-time check that failed (see kir.record_failure): set the site's bit in err[0]; the
    first failure also stores its site and values */
@@ -130,6 +141,9 @@ class OpenCLRenderer:
             out += FAIL
         if "fcl_check(" in text:
             out += CHECK
+        for space in ("global", "local"):
+            if f"fcl_fadd_{space}(" in text:
+                out += FADD.format(space=space)
         return out
 
     def source_text_all(self) -> str:
@@ -214,6 +228,9 @@ class OpenCLRenderer:
         if isinstance(s, K.Fail):
             values = [self.expr(v) for v in s.values] + ["0"] * (K.CHECK_VALUES - len(s.values))
             return [f"{pad}fcl_fail({s.buf}, {s.site}, {', '.join(values)});"]
+        if isinstance(s, K.Atomic) and s.op == "fadd":
+            space = self.buffers[s.buf].space
+            return [f"{pad}fcl_fadd_{space}(&{s.buf}[{self.expr(s.index)}], {self.expr(s.value)});"]
         if isinstance(s, K.Atomic):
             old = f"const int {s.var} = " if s.var else ""
             return [f"{pad}{old}atomic_{s.op}(&{s.buf}[{self.expr(s.index)}], {self.expr(s.value)});"]

@@ -80,12 +80,15 @@ class _Kernel:
             if scope.get(s.var) != ("var", s.expr.ty):
                 raise _Invalid(f"assignment to `{s.var}`, which is not a {s.expr.ty} variable in scope")
         elif isinstance(s, (K.Store, K.Atomic)):
-            self.access(s.buf, s.value.ty if isinstance(s, K.Store) else "int", scope)
+            word = "float" if isinstance(s, K.Atomic) and s.op == "fadd" else "int"
+            self.access(s.buf, s.value.ty if isinstance(s, K.Store) else word, scope)
             self.want(s.index, "int", "an index")
             if isinstance(s, K.Atomic):
                 if s.op not in K.ATOMIC_OPS:
                     raise _Invalid(f"an atomic operation `{s.op}`, not one of {', '.join(K.ATOMIC_OPS)}")
-                self.want(s.value, "int", "an atomic operand")
+                self.want(s.value, word, "an atomic operand")
+                if s.op == "fadd" and s.var:
+                    raise _Invalid("a float atomic `+=` gives no old value")
                 if s.var:
                     self.define(s.var, scope, "int")
         elif isinstance(s, (K.VLoad, K.VStore)):

@@ -330,14 +330,14 @@ class SwapPtr(Stmt):
     b: str
 
 
-ATOMIC_OPS = ("add", "min", "max", "and", "or", "xor", "xchg")
+ATOMIC_OPS = ("add", "min", "max", "and", "or", "xor", "xchg", "fadd")
 
 
 @dataclass(frozen=True)
 class Atomic(Stmt):
     """`atomic_<op>(&buf[index], value)` on an int of a local or global buffer (ATOMIC_OPS:
     "or", a work-group wide "any"; "xchg", claiming a place; add ... xor, a combining
-    scatter).  With `var`, it declares the
+    scatter; "fadd", float `+=` by compare-and-swap on the float's bits).  With `var`, it declares the
     int `var`, the element's value before the operation."""
     op: str
     buf: str

@@ -24,7 +24,7 @@ from fcl.codegen.lower.schemes import check_level, fail_unless, host_length, rea
 from fcl.codegen.lower.values import SPull, SScalar, SVal, apply2, as_element, as_scalar, scalar_leaves
 
 # op name -> the identity `ne` must be for the work-groups' local copies
-IDENTITY = {"add": 0, "or": 0, "xor": 0, "and": -1, "min": S.INT_MAX, "max": S.INT_MIN}
+IDENTITY = {"add": 0, "or": 0, "xor": 0, "and": -1, "min": S.INT_MAX, "max": S.INT_MIN, "fadd": 0.0}
 LOCAL_BINS_MAX = 4096       # privatised bins: 16 KiB of local memory
 
 
@@ -81,10 +81,13 @@ def atomic_op(ctx: Ctx, op: SVal, ty: str) -> str:
                 return name
         if isinstance(r, K.Call) and r.fn in ("min", "max") and set(r.args) == {a, b}:
             return r.fn
+    if ty == "float" and not probe.stmts and isinstance(r, K.Bin) and r.op == K.Op.ADD and {r.a, r.b} == {a, b}:
+        return "fadd"
     raise ctx.limitation("combining-operator",
                          f"reduceByIndex combines {ty}s with this operator, which the device has no "
                          f"atomic operation for; the compiled program combines ints with +, min, max, "
-                         f"&, | or ^ (written as `fn a => fn b => a + b`, `max`...), in any order",
+                         f"&, | or ^ and floats with + (written as `fn a => fn b => a + b`, `max`...), "
+                         f"in any order",
                          ["a fold whose result depends on the order of the elements is the "
                           "evaluator's only: write it with foldl over a sort, or per bin"])
 
