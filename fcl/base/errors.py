@@ -175,9 +175,9 @@ class CompileError(FCLError):
 # What the compiler cannot do yet: each a located error, never a wrong result (the evaluator
 # runs these programs).  docs/compiler.md lists them from this table (tests/test_docs.py).
 LIMITATIONS = {
-    "device-length": "an array whose length the host cannot compute from the arguments (it "
-                     "depends on array contents); a `while` whose condition reads only the "
-                     "length runs on the host, so its final length is known",
+    "device-length": "an array whose length depends on what a work-item computes for its own "
+                     "part (a length from arrays an earlier kernel wrote is read back by the "
+                     "host; a `while` whose condition reads only the length runs on the host)",
     "force-placement": "a block- or warp-level `force` inside the per-element work of a warp- or "
                        "grid-level push, one that depends on the element, or one under a "
                        "condition that differs between the work-items of the block",
@@ -190,11 +190,11 @@ LIMITATIONS = {
                    "that synchronises the whole block inside a loop",
     "kernel-interface": "entry arguments nested deeper than arrays of pairs and regular arrays of "
                         "arrays (pass them flat and split them with `splitUp`), results other "
-                        "than push arrays, pull arrays of scalars and scalars",
-    "element-types": "push arrays of pairs, and loop states other than scalars and pairs of "
-                     "scalars",
+                        "than arrays of scalars or of pairs of them, scalars, and pairs of those",
+    "element-types": "push array elements and loop states other than scalars and (nested) pairs "
+                     "of scalars",
     "combining-operator": "a `reduceByIndex` whose operator the device has no atomic operation "
-                          "for (it combines ints with +, min, max, &, | and ^)",
+                          "for (it combines ints with +, min, max, &, | and ^, and floats with +)",
 }
 
 
