@@ -16,6 +16,9 @@ fun doubles bins xs = reduceByIndex bins (fn a => fn b => a + b) 0.0 (mapPull d2
 fun nested xs = push <grid> (mapPull (fn x => index (reduceByIndex 4 max 0 (iota 4) (iota 4)) 0) xs)
 fun nestedScatter xs = push <grid> (mapPull (fn x => index (scatter xs (iota 2) (iota 2)) 0) xs)
 fun reversed xs = scatter xs (generate (lengthPull xs) (fn i => lengthPull xs - 1 - i)) xs
+fun floats xs = reduceByIndex 4 (fn a => fn b => a + b) 0.0f xs (mapPull i2f xs)
+fun floatMax xs = reduceByIndex 4 max 0.0f xs (mapPull i2f xs)
+fun pairs xs = reduceByIndex 4 (fn a => fn b => (fst a + fst b, snd a)) (0, 0) xs (mapPull (fn x => (x, x)) xs)
 """
 
 
@@ -71,3 +74,15 @@ def test_a_scatter_claims_each_place_and_returns_its_copy():
     with pytest.raises(CompilerLimitation) as e:
         opencl("nestedScatter")
     assert e.value.what == "grid-nesting"
+
+
+def test_float_addition_is_a_compare_and_swap_loop_in_local_then_global_memory():
+    src = opencl("floats")
+    assert "fcl_fadd_local(" in src and "fcl_fadd_global(" in src and "atomic_cmpxchg" in src
+
+
+@pytest.mark.parametrize("entry, words", [("floatMax", "combines floats"), ("pairs", "combines pairs")])
+def test_other_float_operators_and_pairs_are_located_refusals(entry, words):
+    with pytest.raises(CompilerLimitation, match=words) as e:
+        opencl(entry)
+    assert e.value.what == "combining-operator" and e.value.span is not None

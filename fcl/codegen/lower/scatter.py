@@ -95,7 +95,11 @@ def atomic_op(ctx: Ctx, op: SVal, ty: str) -> str:
 def reduce_by_index(ctx: Ctx, bins: SScalar, op: SVal, ne: SScalar, idx: SPull, vals: SPull) -> SPull:
     b = ctx.b
     _at_kernel_top(ctx, "reduceByIndex", "combines")
-    ne = as_scalar(ctx, ne)
+    if not isinstance(ne, SScalar):
+        raise ctx.limitation("combining-operator",
+                             "reduceByIndex combines pairs here, which the device has no atomic "
+                             "operation for; the compiled program combines ints and floats",
+                             ["combine each component with a reduceByIndex of its own"])
     ty = ne.e.ty
     name = atomic_op(ctx, op, ty)
     fail_unless(ctx, K.binop("ge", bins.e, K.cint(0)), "reduceByIndex-bins", (bins.e,), b.span)
