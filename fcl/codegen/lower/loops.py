@@ -32,7 +32,7 @@ def while_loop(ctx: Ctx, cond: SVal, step: SVal, init: SPush, ty: Shape) -> SPul
     pp = start_pingpong(ctx, init, ty, "while")
     # a condition that forces grid-level arrays runs as kernels of its own each round
     # (`_host_while`), never at compile time
-    unroll = 0 if pp.level == Level.GRID and _forces_grid_arrays(ctx, cond, pp.array()) else WHILE_UNROLL_MAX
+    unroll = 0 if pp.level == Level.GRID and _forces_grid_arrays(ctx, _applied(cond), pp.array()) else WHILE_UNROLL_MAX
     for _ in range(unroll):
         arr = pp.array()
         c = as_scalar(ctx, apply(ctx.sub(), cond, arr)).e
@@ -83,7 +83,7 @@ def _keeps_length(ctx, step, pp: PingPong) -> bool:
     var = K.Var("int", "%plen")         # (names of the probe's own: the plan's stay as they are)
     probe = b.probe(keep_checks=False, params={var.name})
     pctx = Ctx(probe, pp.level, [])
-    arr = reader([f"probe{k}" for k in range(len(pp.cur))], K.cint(0), var, pp.shape)
+    arr = _probe_array(var, pp.shape)
     try:
         nxt = apply2(pctx, step, SScalar(K.Var("int", "%pit")), arr)
     except FCLError:
@@ -319,7 +319,7 @@ def _host_final_length(ctx, cond, step, n, level, ty, origin: str):
     b.length_spans[var.name] = b.span
     probe = b.probe(keep_checks=True, params={var.name})   # its condition and lengths become host code
     pctx = Ctx(probe, level, [])
-    arr = reader([f"probe{k}" for k in range(len(shape_leaves(ty)))], K.cint(0), var, ty)
+    arr = _probe_array(var, ty)
     try:
         c = as_scalar(pctx, apply(pctx, cond, arr)).e
         nxt = apply(pctx, step, arr)
@@ -332,6 +332,11 @@ def _host_final_length(ctx, cond, step, n, level, ty, origin: str):
     b.host_vars.append(K.Param(var.name, "int"))
     b.host += [P.SetVar(var.name, n), P.Loop((), c, (P.SetVar(var.name, nxt.n),), var.name, origin)]
     return var
+
+
+def _probe_array(n: K.Var, shape: Shape) -> SPull:
+    """An array of n elements of `shape` in buffers of a probe's own (its code is thrown away)."""
+    return reader([f"probe{k}" for k in range(len(shape_leaves(shape)))], K.cint(0), n, shape)
 
 
 def _guarded_loop(ctx, head, cond, body, holder: str, length=None):
@@ -370,7 +375,7 @@ def _host_while(ctx, cond, step, pp: PingPong) -> SPull:
     loop = HostLoop(ctx, pp, counted=False)
     head_host = loop.statements()
     arr = loop.array()
-    if _forces_grid_arrays(ctx, cond, arr):
+    if _forces_grid_arrays(ctx, _applied(cond), arr):
         head = Ctx(ctx.b, Level.GRID, None, top=True)
         c = as_scalar(head, apply(head, cond, arr)).e
         loop_cond = _kernels_condition(ctx, c, head_host)
@@ -409,14 +414,17 @@ def _flag_condition(ctx, c: K.Expr, stmts: list, head_host: list) -> K.Expr:
     return K.binop("ne", K.Var("int", go), K.cint(0))
 
 
-def _forces_grid_arrays(ctx, cond, arr: SPull) -> bool:
-    """Whether a grid-level while's condition on `arr` (or a power's step: `cond` a Python
-    function of a context and the array) forces grid-level arrays (a reduction over the
-    whole state, say), which the first work-group alone cannot: a dry probe of it says
-    (its code is thrown away)."""
+def _applied(fn: SVal):
+    """`fn` as a Python function of a context and an argument."""
+    return lambda c, x: apply(c, fn, x)
+
+
+def _forces_grid_arrays(ctx, use, arr: SPull) -> bool:
+    """Whether `use(ctx, arr)` (a grid-level while's condition, a power's step) forces
+    grid-level arrays (a reduction over the whole state, say), which the first work-group
+    alone cannot: a dry probe of it says (its code is thrown away)."""
     try:
-        c = Ctx(ctx.b.probe(keep_checks=False), Level.GRID, [])
-        cond(c, arr) if callable(cond) else apply(c, cond, arr)
+        use(Ctx(ctx.b.probe(keep_checks=False), Level.GRID, []), arr)
     except CompilerLimitation as e:
         return e.what == "grid-nesting"
     except FCLError:

@@ -20,8 +20,8 @@ from fcl.base.hw import Level
 from fcl.codegen import kir as K
 from fcl.codegen.lower.builder import Ctx, origin_of
 from fcl.codegen.lower.claims import claim_place
-from fcl.codegen.lower.schemes import check_level, fail_unless, host_length, reader, store_writer
-from fcl.codegen.lower.values import SPull, SScalar, SVal, apply2, as_element, as_scalar, scalar_leaves
+from fcl.codegen.lower.schemes import check_level, fail_unless, host_length, names_of, reader, store_writer
+from fcl.codegen.lower.values import SPull, SScalar, SVal, apply2, as_element, as_scalar, scalar_leaves, shape_of
 
 # op name -> the identity `ne` must be for the work-groups' local copies
 IDENTITY = {"add": 0, "or": 0, "xor": 0, "and": -1, "min": S.INT_MAX, "max": S.INT_MIN, "fadd": 0.0}
@@ -60,13 +60,8 @@ def scatter(ctx: Ctx, dest: SPull, idx: SPull, vals: SPull) -> SPull:
     ctx.emit(K.ParFor(Level.GRID, var, K.call("min", (idx.n, vals.n), "int"), tuple(body.stmts)))
     b.split_kernel()
     if len(recs) > 1:
-        return reader([r.name for r in recs], K.cint(0), n, _shape(elem))
+        return reader(names_of(recs), K.cint(0), n, shape_of(elem))
     return _whole(recs[0].name, n, recs[0].ty)
-
-
-def _shape(v: SVal):
-    """The shape (values.Shape) of element `v`, a scalar or pairs of them."""
-    return v.e.ty if isinstance(v, SScalar) else (_shape(v.a), _shape(v.b))
 
 
 def atomic_op(ctx: Ctx, op: SVal, ty: str) -> str:

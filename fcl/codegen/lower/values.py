@@ -126,6 +126,11 @@ def shape_leaves(shape: Shape) -> list[str]:
     return [shape] if isinstance(shape, str) else shape_leaves(shape[0]) + shape_leaves(shape[1])
 
 
+def shape_of(v: SVal) -> Shape:
+    """The shape of element `v`, a scalar or (nested) pairs of them."""
+    return v.e.ty if isinstance(v, SScalar) else (shape_of(v.a), shape_of(v.b))
+
+
 def build(shape: Shape, leaves) -> SVal:
     """A value of `shape` made of the scalars (SScalar) `leaves` gives, in order."""
     if isinstance(shape, str):
