@@ -69,6 +69,15 @@ INT_OPS = {
 CMP_OPS = {Op(name): OPERATORS[name].on_ints for name in COMPARISONS}
 CONVERSIONS = {name: getattr(S, name) for name in ("i2d", "i2f", "d2i", "f2i", "f2d", "d2f", "b2i")}
 
+# opencl.BIT_CASTS: a scalar's bits as ints and back (ints here are Python ints in int32's range)
+BIT_CASTS = {
+    "as_int": lambda x: int(np.float32(x).view(np.int32)),
+    "as_float": lambda w: S.F32(np.int32(w).view(np.float32)),
+    "lo_bits": lambda x: S.wrap(int(np.float64(x).view(np.int64)) & 0xFFFFFFFF),
+    "hi_bits": lambda x: int(np.float64(x).view(np.int64) >> 32),
+    "as_double": lambda lo, hi: float(np.uint64(((hi & 0xFFFFFFFF) << 32) | (lo & 0xFFFFFFFF)).view(np.float64)),
+}
+
 
 def const_value(e: K.Const):
     return {"int": int, "float": S.F32, "double": float, "bool": bool}[e.ty](e.value)
@@ -165,6 +174,8 @@ class KernelRun:
                     wi.env[s.var] = old
             elif t is K.DeclPtr:
                 wi.env[s.var] = ("ptr", s.init)
+            elif t is K.Fence:
+                pass                    # work-groups run one after another here
             elif t is K.SwapPtr:
                 wi.env[s.a], wi.env[s.b] = wi.env[s.b], wi.env[s.a]
             elif t is not K.Comment:
@@ -281,4 +292,6 @@ class KernelRun:
             return CONVERSIONS[e.fn](args[0])
         if e.fn == "skew":
             return skewed_index(args[0])
+        if e.fn in BIT_CASTS:
+            return BIT_CASTS[e.fn](*args)
         return getattr(S, f"{e.ty}_{e.fn}")(*args)

@@ -67,6 +67,11 @@ static inline int fcl_check(int i, int n, __global int* err, int site) {
 }
 """
 
+# a scalar's bits as ints and back (kir.BIT_CASTS): how `scanConcat` passes values between
+# work-groups, through int atomics
+BIT_CASTS = {"as_int": "as_int({})", "as_float": "as_float({})", "lo_bits": "as_int2({}).s0",
+             "hi_bits": "as_int2({}).s1", "as_double": "as_double((int2)({}, {}))"}
+
 MINMAX = "static inline {t} fcl_min_{t}({t} a, {t} b) {{ return b < a ? b : a; }}\n" \
          "static inline {t} fcl_max_{t}({t} a, {t} b) {{ return a < b ? b : a; }}\n"
 
@@ -163,7 +168,7 @@ class OpenCLRenderer:
 
     def kernel_params(self, k: K.Kernel) -> list[str]:
         out = []
-        written = {s.buf for s in K.walk_stmts(k.body) if isinstance(s, (K.Store, K.VStore))}
+        written = {s.buf for s in K.walk_stmts(k.body) if isinstance(s, (K.Store, K.VStore, K.Atomic))}
         uses = self.prog.uses_of(k.name)
         params = {p.name: p for p in self.prog.params}
         for b in (self.buffers[name] for name in uses.buffers):
@@ -234,6 +239,8 @@ class OpenCLRenderer:
         if isinstance(s, K.Atomic):
             old = f"const int {s.var} = " if s.var else ""
             return [f"{pad}{old}atomic_{s.op}(&{s.buf}[{self.expr(s.index)}], {self.expr(s.value)});"]
+        if isinstance(s, K.Fence):
+            return [f"{pad}mem_fence(CLK_GLOBAL_MEM_FENCE);"]
         if isinstance(s, K.Barrier):
             why = f"  /* {s.why} */" if s.why else ""
             return [f"{pad}{self.barrier}{why}"]
@@ -360,6 +367,8 @@ class OpenCLRenderer:
             return f"fcl_{e.fn}_{e.ty}({args[0]}, {args[1]})"
         if e.fn == "skew":
             return f"fcl_skew({args[0]})"
+        if e.fn in BIT_CASTS:
+            return BIT_CASTS[e.fn].format(*args)
         if e.fn == "abs":
             return f"fcl_abs({args[0]})" if e.ty == "int" else f"fabs({args[0]})"
         return f"{e.fn}({', '.join(args)})"

@@ -42,7 +42,7 @@ from fcl.base.errors import ArgumentError, EvalError
 from fcl.base.hw import DEFAULT_HW, LEVEL_KEYWORDS
 from fcl.eval.cost import CostReport, Counters, GLOBAL, SPACE_OF_LEVEL
 from fcl.eval.values import (Buffer, ConcatDelay, InterleaveDelay, MapPush, Pull, Push,
-                             PushOf, SeqConcatPush, SeqForPush, ZipWithPush, describe)
+                             PushOf, ScanConcatDelay, SeqConcatPush, SeqForPush, ZipWithPush, describe)
 
 
 def _lname(level: int) -> str:
@@ -201,6 +201,9 @@ class Machine:
                 self.run_at(p.inner, zsink)
             elif type(p) is ConcatDelay:
                 self._run_parts(p, sink, self._concat_writer(p, sink))
+            elif type(p) is ScanConcatDelay:
+                self._run_parts(p, sink, self._concat_writer(p, sink))
+                p.chain.finished()
             elif type(p) is SeqForPush:
                 self._run_seqfor(p, sink)
             elif type(p) is SeqConcatPush:
@@ -470,7 +473,8 @@ class Machine:
 
 def _kind(p: ConcatDelay) -> str:
     """The primitive that made a delayed concatenation, for messages."""
-    return "interleave" if isinstance(p, InterleaveDelay) else "concat"
+    return ("interleave" if isinstance(p, InterleaveDelay) else
+            "scanConcat" if isinstance(p, ScanConcatDelay) else "concat")
 
 
 def _add_max(acc: list[int], slots: dict) -> None:

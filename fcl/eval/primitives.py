@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fcl.base import scalars
 from fcl.base.errors import EvalError
 from fcl.base.hw import STORAGE_DTYPES
-from fcl.eval.values import (ConcatDelay, InterleaveDelay, MapPush, Pull, Push, PushOf,
+from fcl.eval.values import (ConcatDelay, InterleaveDelay, MapPush, Pull, Push, PushOf, ScanChain, ScanConcatDelay,
                              SeqConcatPush, SeqForPush, ZipWithPush, describe)
 
 
@@ -111,6 +111,15 @@ def p_concat(m, span, n, parts):
     return ConcatDelay(n, _need_pull("concat", parts, span), span)
 
 
+def p_scan_concat(m, span, part, n, op, ne, f):
+    """scanConcat m n op ne f: n parts of m elements, part g = f g prefix, in order of g, each
+    exchanging a value for the combination of those of the parts before it."""
+    _need_size("scanConcat", "the part length", part, span)
+    return ScanConcatDelay(part, ScanChain(_need_size("scanConcat", "the number of parts", n, span),
+                                           _need_fn("scanConcat", op, span), ne,
+                                           _need_fn("scanConcat", f, span), span), span)
+
+
 def p_interleave(m, span, n, f, parts):
     _need_size("interleave", "the part length", n, span)
     return InterleaveDelay(n, _need_fn("interleave", f, span), _need_pull("interleave", parts, span), span)
@@ -204,6 +213,7 @@ PRIMS: dict[str, Prim] = {p.name: p for p in [
     Prim("force", "v", p_force),
     Prim("concat", "vv", p_concat),
     Prim("interleave", "vvv", p_interleave),
+    Prim("scanConcat", "vvvvv", p_scan_concat),
     Prim("while", "vvv", p_while),
     Prim("foldl", "vvv", p_foldl),
     Prim("power", "vvv", p_power),

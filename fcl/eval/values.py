@@ -197,6 +197,51 @@ class InterleaveDelay(ConcatDelay):
         self.f = f
 
 
+class ScanConcatDelay(ConcatDelay):
+    """``scanConcat chunk n op ne f``: a concatenation of n parts, part g being ``f g prefix``;
+    `prefix x` gives the combination (op, from ne) of the values the parts before g gave
+    theirs, and x becomes part g's.  `parts` gives the parts in order of g only (`ScanChain`)."""
+
+    __slots__ = ("chain",)
+
+    def __init__(self, chunk: int, chain, span):
+        super().__init__(chunk, Pull(chain.n, chain.part), span)
+        self.chain = chain
+
+
+class ScanChain:
+    """The n parts of a `scanConcat`, ``f g prefix`` in order of g, each with its own `prefix`
+    function, and the running combination of the values the parts gave theirs."""
+
+    def __init__(self, n: int, op, ne, f, span):
+        self.op, self.carry, self.f, self.span = op, ne, f, span
+        self.n = n
+        self.next = 0
+        self.calls = 1            # prefix calls of part next - 1 (none before part 0)
+
+    def part(self, g: int):
+        if g != self.next:
+            raise EvalError(f"scanConcat: part {g} was asked for before part {self.next}", self.span)
+        self.finished()
+        self.next, self.calls = g + 1, 0
+
+        def prefix(x):
+            self.calls += 1
+            if self.calls > 1:
+                raise EvalError(f"scanConcat: part {g} calls its prefix function twice; each part gives "
+                                "its value once", self.span)
+            before = self.carry
+            self.carry = self.op(before)(x)
+            return before
+        return self.f(g)(prefix)
+
+    def finished(self):
+        """The last part applied called its prefix function (the parts after it wait for it)."""
+        if self.calls == 0:
+            raise EvalError(f"scanConcat: part {self.next - 1} never calls its prefix function; every part "
+                            "must give its value once (the parts after it wait for it)", self.span)
+
+
 # ---------------------------------------------------------------- functions
 
 class LevelFn:

@@ -48,6 +48,9 @@ f = TVarT("f", "FRAC")
 L = LVarT("l")
 L1 = LSucc(L)
 TLZERO = LZero()
+BLOCK = LSucc(LSucc(TLZERO))
+GRID = LSucc(BLOCK)
+e = TVarT("e", "PT")
 
 _TABLE: list[tuple[str, Type, str]] = [
     ("generate", fn(INT, fn(INT, a), pull(a)), "pull array from an index function"),
@@ -71,6 +74,10 @@ _TABLE: list[tuple[str, Type, str]] = [
     ("seqConcat", fn(INT, INT, b, fn(b, INT, pair(b, push(a, L))), push(a, L)),
      "seqConcat m n s f: n steps on the same units, one after another; step i writes "
      "the m elements of snd (f s_i i) at i*m.., s_(i+1) = fst (f s_i i)"),
+    ("scanConcat", fn(INT, INT, fn(e, e, e), e, fn(INT, fn(e, e), push(b, BLOCK)), push(b, GRID)),
+     "scanConcat m n op ne f: n block-level parts of m elements, part g = f g prefix, where "
+     "prefix x is the combination by op, from ne, of the values the parts before g gave their "
+     "prefix, and x is part g's; the parts run in order of g (one kernel: a look-back)"),
     ("reduceByIndex", fn(INT, fn(a, a, a), a, pull(INT), pull(a), pull(a)),
      "reduceByIndex bins op ne is vs: bin b is the fold of op from ne over the vs[i] with "
      "is[i] = b, in index order; indices outside [0, bins) are dropped"),

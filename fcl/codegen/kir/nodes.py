@@ -312,6 +312,13 @@ class Barrier(Stmt):
 
 
 @dataclass(frozen=True)
+class Fence(Stmt):
+    """`mem_fence(CLK_GLOBAL_MEM_FENCE)`: this work-item's global memory accesses before it
+    are seen by other work-groups before those after it (a flag published after the
+    values it announces, read before them: `scanConcat`'s look-back)."""
+
+
+@dataclass(frozen=True)
 class DeclPtr(Stmt):
     """A pointer variable over a local/private buffer, for `while` ping-pong."""
     var: str

@@ -32,6 +32,7 @@ The modules, each importing only those listed before it:
 * `loops`: `while` and `power` (two buffers stepped between), `seqfor`,
   `seqConcat`, `foldl`;
 * `scatter`: `scatter` and `reduceByIndex`, the combining scatter, with atomics;
+* `lookback`: `scanConcat`, parts that exchange values in order (decoupled look-back);
 * `primitives`: the primitives as symbolic functions;
 * `interpreter`: `Lowerer`, which runs declarations over symbolic values;
 * `assemble`: the finished kernels and host statements as a `plan.Plan`;

@@ -14,6 +14,7 @@ from fcl.base.hw import STORAGE_DTYPES, Level
 from fcl.codegen import kir as K
 from fcl.codegen.lower.builder import Ctx
 from fcl.codegen.lower.claims import Claims
+from fcl.codegen.lower.lookback import scan_concat
 from fcl.codegen.lower.loops import foldl, power_loop, seq_concat, seqfor, while_loop
 from fcl.codegen.lower.scatter import reduce_by_index, scatter
 from fcl.codegen.lower.schemes import fail_unless, force, parts_scheme, push_scheme
@@ -25,7 +26,7 @@ from fcl.types import terms as T
 
 # the primitives whose applications report, and place their buffers, at the span of their name
 SPANNED = frozenset({"force", "while", "push", "concat", "interleave", "foldl", "power", "seqfor",
-                     "seqConcat", "generate", "reduceByIndex", "scatter"})
+                     "seqConcat", "scanConcat", "generate", "reduceByIndex", "scatter"})
 
 
 def curried(arity: int, fn: Callable, name: str) -> SVal:
@@ -184,4 +185,5 @@ def _parts(fn):
 
 
 TYPED = {"force": _elem(force), "while": _elem(while_loop), "power": _elem(power_loop),
-         "concat": _parts(concat), "interleave": _parts(interleave), "seqConcat": _parts(seq_concat)}
+         "concat": _parts(concat), "interleave": _parts(interleave), "seqConcat": _parts(seq_concat),
+         "scanConcat": _parts(scan_concat)}

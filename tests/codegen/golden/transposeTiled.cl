@@ -55,7 +55,7 @@ void transposeTiled(
     __global const int* restrict in3_1  /* argument 4: global, n3 x int */,
     __global int* bounds  /* device run-time checks: global, 6 x int */,
     __global int* out6  /* result of transposeTiled: global, ((arg0 mul arg0) mul (hs3 mul hs4)) x int */,
-    __global int* restrict claims13  /* claims of the interleave at prelude/prelude.fcl:110: global, (((arg0 mul arg0) mul (hs3 mul hs4)) mul (1 sub b2i(((((arg2 div arg0) gt 0) and (arg0 gt 0)) and (arg2 ge 0))))) x int */,
+    __global int* claims13  /* claims of the interleave at prelude/prelude.fcl:110: global, (((arg0 mul arg0) mul (hs3 mul hs4)) mul (1 sub b2i(((((arg2 div arg0) gt 0) and (arg0 gt 0)) and (arg2 ge 0))))) x int */,
     const int arg0,
     const int arg1,
     const int arg2,

@@ -1,0 +1,229 @@
+"""`scanConcat m n op ne f`: the parts of a grid-level concatenation, each exchanging a
+value for the combination of those its predecessors gave, in one kernel (a single-pass
+scan with decoupled look-back: Merrill and Garland, 2016).
+
+The evaluator runs the parts in order of g: part g's `prefix x` gives the fold of `op`
+from `ne` over the values the parts before it gave, and x becomes part g's.  On the
+device the parts run at once, so:
+
+* a work-group takes the part it computes from a ticket counter (an atomic add), not from
+  its group id: tickets go out in the order work-groups start, so a part waits only on
+  parts whose work-groups have started, whatever order and however few at a time the
+  device runs work-groups (PoCL and Intel's CPU runtime run one per thread to its end);
+* `prefix x` publishes x at once as the part's aggregate (flag 1; part 0 publishes its
+  inclusive prefix, flag 2), then the first `WINDOW` work-items look back over the status
+  of the WINDOW parts before it together, each spinning until its part has published;
+  the block combines the values (op, from the nearest back) down to the first part that
+  has published its inclusive prefix, moving the window back while none has; then work-item
+  0 publishes the part's inclusive prefix (flag 2) and every work-item has the exclusive one;
+* a status is an int flag and the value's words (an int, a float's bits, a double's two
+  halves: one buffer each, one for aggregates and one for inclusive prefixes, so a value
+  read is never overwritten), all written and read with atomics, the flag after the words
+  behind a memory fence and read before them behind another: nothing else passes between
+  work-groups, and Oclgrind sees no race;
+* a kernel launched before zeroes the status words and the counter (`zero_first`).
+
+`prefix` must run once in every part, by the whole block, at the part's top (not in a
+branch, a loop or per-element work): its barriers must be uniform and the parts after it
+wait for it.  Elsewhere it is a located refusal; where the evaluator would call it twice,
+or never, a located compile error.
+"""
+from __future__ import annotations
+
+from fcl.base.errors import CompileError, CompilerBug
+from fcl.base.hw import Level
+from fcl.codegen import kir as K
+from fcl.codegen.lower.builder import Ctx, origin_of
+from fcl.codegen.lower.schemes import fail_unless, host_length, parts_scheme
+from fcl.codegen.lower.values import SFun, SPull, SPush, SScalar, SVal, apply2, build, scalar_leaves, shape_of
+
+WINDOW = 32             # predecessors looked at together (a warp's worth)
+AGGREGATE, INCLUSIVE = 1, 2
+
+
+def scan_concat(ctx: Ctx, m: SScalar, count: SScalar, op: SVal, ne: SVal, f: SVal, level: int) -> SPush:
+    """`scanConcat m n op ne f`: n parts of m elements, part g = f g prefix (a grid-level push array)."""
+    span = ctx.b.span
+    if level != Level.GRID:
+        raise CompilerBug("scanConcat typed at a level other than grid")
+
+    def run(c: Ctx, w):
+        b = c.b
+        n = host_length(c, count.e, "the parts of this scanConcat")
+        status = _Status(c, ne, n, span)
+        state = {"calls": 0}
+
+        def at(body: Ctx, p: K.Expr) -> SVal:
+            g = _take_ticket(body, status)
+            state["g"] = g
+            prefix = SFun(lambda c2, x: _prefix(c2, body, x, g, status, op, state), "prefix")
+            return apply2(body, f, SScalar(g), prefix)
+
+        def place(c2, p, j, count):
+            return K.add(K.mul(state["g"], m.e), j), K.Const("bool", True), (), None
+
+        def fits(c2, p, size, count, active):
+            return fail_unless(c2, K.binop("eq", size, m.e), "concat", (state["g"], size, m.e, count), span, active)
+        parts_scheme(Level.GRID, m.e, SPull(n, at), place, fits, span).run(c, w)
+        if state["calls"] == 0 and not b.dry:
+            raise CompileError("this scanConcat's part never calls its prefix function; every part must "
+                               "give its value once (the parts after it wait for it)", span)
+    fail_unless(ctx, K.binop("ge", count.e, K.cint(0)), "length:scanConcat", (count.e,), span)
+    return SPush(level, K.mul(m.e, count.e), run, span)
+
+
+class _Status:
+    """The global buffers of one scanConcat's look-back: the flags, the words of the parts'
+    aggregates and of their inclusive prefixes, the ticket counter; zeroed by a kernel
+    launched before the current one."""
+
+    def __init__(self, ctx: Ctx, ne: SVal, n: K.Expr, span):
+        b = ctx.b
+        self.ne = scalar_leaves(ctx, ne, "the values scanConcat's parts exchange", span)
+        self.shape = shape_of(ne)
+        words = sum(2 if x.e.ty == "double" else 1 for x in self.ne)
+        origin = origin_of(span, "scanConcat")
+        self.flags = b.buffer("global", n, f"{origin}: the parts' flags", "temp", prefix="flags", ty="int").name
+        self.aggs = [b.buffer("global", n, f"{origin}: the parts' values", "temp", prefix="agg", ty="int").name
+                     for _ in range(words)]
+        self.prefs = [b.buffer("global", n, f"{origin}: the parts' inclusive prefixes", "temp", prefix="incl",
+                               ty="int").name for _ in range(words)]
+        self.ticket = b.buffer("global", K.cint(1), f"{origin}: the next part to take", "temp", prefix="ticket",
+                               ty="int").name
+        self.origin = origin
+        zero_first(b, [self.flags] + self.aggs + self.prefs, self.ticket, n)
+
+
+def zero_first(b, status: list[str], ticket: str, n: K.Expr):
+    """A kernel launched before the current one that zeroes the n words of each `status` buffer
+    (the flags; the values too, which atomics read and write whole) and the ticket counter."""
+    if b.dry:
+        return
+    kept = b.top, b.locals, b.privates
+    b.top, b.locals, b.privates = [], [], []
+    i = b.fresh("i")
+    b.top.append(K.ParFor(Level.GRID, i, n, tuple(K.Store(buf, K.Var("int", i), K.cint(0)) for buf in status)))
+    b.top.append(K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)),
+                      (K.Store(ticket, K.cint(0), K.cint(0)),)))
+    b.close_kernel()
+    b.top, b.locals, b.privates = kept
+
+
+def _take_ticket(body: Ctx, st: _Status) -> K.Expr:
+    """The part this work-group computes: work-item 0 takes a ticket, the block reads it."""
+    b = body.b
+    slot = b.buffer("local", K.cint(1), f"{st.origin}: the part this work-group takes", "temp", ty="int").name
+    t = b.fresh("ticket")
+    lid0 = K.binop("eq", K.HwId("int", "lid"), K.cint(0))
+    body.emit(K.If(lid0, (K.Atomic("add", st.ticket, K.cint(0), K.cint(1), t),
+                          K.Store(slot, K.cint(0), K.Var("int", t)))))
+    body.emit(K.Barrier("the part this work-group takes"))
+    g = b.fresh("g")
+    body.emit(K.Let(g, K.Load("int", slot, K.cint(0))))
+    return K.Var("int", g)
+
+
+def _words(x: K.Expr) -> list[K.Expr]:
+    """The ints that hold scalar x."""
+    if x.ty == "int":
+        return [x]
+    if x.ty == "bool":
+        return [K.call("b2i", (x,), "int")]
+    if x.ty == "float":
+        return [K.call("as_int", (x,), "int")]
+    return [K.call("lo_bits", (x,), "int"), K.call("hi_bits", (x,), "int")]
+
+
+def _value(ty: str, words: list[K.Expr]) -> K.Expr:
+    """The scalar of type ty that `words` (taken from the front) hold."""
+    if ty == "int":
+        return words.pop(0)
+    if ty == "bool":
+        return K.binop("ne", words.pop(0), K.cint(0))
+    if ty == "float":
+        return K.call("as_float", (words.pop(0),), "float")
+    lo, hi = words.pop(0), words.pop(0)
+    return K.call("as_double", (lo, hi), "double")
+
+
+def _encode(ctx: Ctx, v: SVal, what: str) -> list[K.Expr]:
+    return [w for x in scalar_leaves(ctx, v, what) for w in _words(x.e)]
+
+
+def _decode(st: _Status, words: list[K.Expr]) -> SVal:
+    words = list(words)
+    return build(st.shape, iter([SScalar(_value(x.e.ty, words)) for x in st.ne]))
+
+
+def _prefix(c: Ctx, body: Ctx, x: SVal, g: K.Expr, st: _Status, op: SVal, state: dict) -> SVal:
+    """`prefix x` in part g: publish x, look back, publish the inclusive prefix; the exclusive one."""
+    b = c.b
+    if c.level != Level.BLOCK or c.elem is not None or c.stmts is not body.stmts:
+        raise c.limitation("scan-prefix", "a scanConcat part's prefix function must be called at the top of the "
+                           "part, by the whole block: not inside a branch, a loop or per-element work",
+                           ["bind its result with a `let` at the part's top: `let before = prefix x in ...`"])
+    state["calls"] += 1
+    if state["calls"] > 1:
+        raise c.error("this scanConcat part calls its prefix function twice; each part gives its value once")
+    words = [c.bind(w, "word") for w in _encode(c, x, "the value a scanConcat part gives")]
+    lid = K.HwId("int", "lid")
+    lid0 = K.binop("eq", lid, K.cint(0))
+
+    def stores(bufs, values) -> tuple:
+        return tuple(K.Atomic("xchg", buf, g, v) for buf, v in zip(bufs, values))
+    c.emit(K.If(lid0, stores(st.aggs, words) + (K.Fence(), K.Atomic("xchg", st.flags, g, K.cint(AGGREGATE)))))
+    # work-item l < width reads the status of part g - 1 - l, spinning until it has one
+    # (before part 0: an inclusive prefix, ne)
+    width = min(WINDOW, b.hw["#BlockSize"])
+    origin = f"{st.origin}: the look-back window"
+    win_flag = b.buffer("local", K.cint(width), origin, "temp", ty="int").name
+    win = [b.buffer("local", K.cint(width), origin, "temp", ty="int").name for _ in st.aggs]
+    j, f, seen = b.fresh("j"), b.fresh("flag"), b.fresh("seen")
+    vals = [b.fresh("w") for _ in st.aggs]
+    jv, fv = K.Var("int", j), K.Var("int", f)
+    ne_words = [w for x0 in st.ne for w in _words(x0.e)]
+
+    def reads(bufs) -> tuple:
+        out = []
+        for buf, v in zip(bufs, vals):
+            t = b.fresh("word")
+            out += [K.Atomic("or", buf, jv, K.cint(0), t), K.Assign(v, K.Var("int", t))]
+        return tuple(out)
+    spin = K.Loop((K.Atomic("or", st.flags, jv, K.cint(0), seen), K.Assign(f, K.Var("int", seen))),
+                  K.binop("eq", fv, K.cint(0)), ())
+    lane = ((K.Let(j, K.sub(K.sub(g, K.cint(1)), lid)), K.DeclVar(f, K.cint(INCLUSIVE)))
+            + tuple(K.DeclVar(v, w) for v, w in zip(vals, ne_words))
+            + (K.If(K.binop("ge", jv, K.cint(0)),
+                    (spin, K.Fence(), K.If(K.binop("eq", fv, K.cint(INCLUSIVE)), reads(st.prefs), reads(st.aggs)))),
+               K.Store(win_flag, lid, fv))
+            + tuple(K.Store(buf, lid, K.Var("int", v)) for buf, v in zip(win, vals)))
+    # then every work-item alike folds the window from the nearest inclusive prefix forwards,
+    # (op (op P a1) a2 ...: the evaluator's order, so floats agree exactly); with none in the
+    # window, it is read again (the parts before publish theirs in time: part 0 needs none)
+    before = [b.fresh("before") for _ in st.ne]
+    for name, x0 in zip(before, st.ne):
+        c.emit(K.DeclVar(name, x0.e))
+    done = b.fresh("done")
+    c.emit(K.DeclVar(done, K.Const("bool", False)))
+    exclusive = build(st.shape, iter([SScalar(K.Var(x0.e.ty, name)) for name, x0 in zip(before, st.ne)]))
+    r = b.fresh("r")
+    lv = K.sub(K.cint(width - 1), K.Var("int", r))
+    got = _decode(st, [K.Load("int", buf, lv) for buf in win])
+    fold = c.sub()
+    now = apply2(fold, op, exclusive, got)
+    for name, v in zip(before, scalar_leaves(fold, now, "the values scanConcat's parts exchange")):
+        fold.emit(K.Assign(name, v.e))
+    restart = tuple(K.Assign(name, v.e) for name, v in zip(before, scalar_leaves(c, got, "")))
+    combine = K.SeqFor(r, K.cint(width), (
+        K.If(K.binop("eq", K.Load("int", win_flag, lv), K.cint(INCLUSIVE)), restart + (K.Assign(done, K.Const("bool", True)),),
+             (K.If(K.Var("bool", done), tuple(fold.stmts)),)),))
+    c.emit(K.Loop((), K.unop("not", K.Var("bool", done)),
+                  (K.If(K.lt(lid, K.cint(width)), lane), K.Barrier("the look-back window is read"), combine,
+                   K.Barrier("the look-back window is combined"))))
+    # work-item 0 publishes the inclusive prefix
+    last = c.sub()
+    incl = [last.bind(w, "word") for w in _encode(last, apply2(last, op, exclusive, x),
+                                                  "the values scanConcat's parts exchange")]
+    c.emit(K.If(lid0, tuple(last.stmts) + tuple(K.Atomic("xchg", buf, g, v) for buf, v in zip(st.prefs, incl))
+                + (K.Fence(), K.Atomic("xchg", st.flags, g, K.cint(INCLUSIVE)))))
+    return exclusive

@@ -1,0 +1,56 @@
+"""scanConcat (fcl.codegen.lower.lookback): where a part may call its prefix function, and
+the located errors of a part that calls it twice or never, in the evaluator and the
+compiler alike.  The values of tests/programs/scan_concat.fcl (ints, floats, doubles,
+bools, pairs; a non-commutative operator; more parts than the look-back window) are
+checked on every device by test_codegen, test_interp and test_oclgrind."""
+import pytest
+
+import fcl
+from fcl.base.errors import CompileError, CompilerLimitation, EvalError
+
+SOURCE = """
+fun chained n body = force (scanConcat 1 n (fn a => fn b => a + b) 0 body)
+fun underIf n = chained n (fn g => fn prefix =>
+  push <block> (generate 1 (fn j => if g > 0 then prefix 1 else 0)))
+fun inElements n = chained n (fn g => fn prefix => push <block> (generate 1 (fn j => prefix j)))
+fun never n = chained n (fn g => fn prefix => push <block> (generate 1 (fn j => g)))
+fun twice n = chained n (fn g => fn prefix =>
+  let a = prefix 1 in let b = prefix 2 in push <block> (generate 1 (fn j => a + b)))
+fun counts n = chained n (fn g => fn prefix => let c = prefix (g + 1) in push <block> (generate 1 (fn j => c)))
+"""
+
+
+def program():
+    return fcl.load(SOURCE)
+
+
+def test_the_parts_get_the_fold_of_the_values_before_them_in_order():
+    assert list(program().evaluate("counts", 5)) == [0, 1, 3, 6, 10]
+    assert list(program().compile("counts")(5)) == [0, 1, 3, 6, 10]
+
+
+@pytest.mark.parametrize("entry", ["underIf", "inElements"])
+def test_prefix_off_the_parts_top_is_a_located_refusal(entry):
+    with pytest.raises(CompilerLimitation) as e:
+        program().compile(entry).opencl_source
+    assert e.value.what == "scan-prefix" and "at the top of the part" in str(e.value)
+    assert e.value.span is not None
+
+
+def test_a_part_that_never_calls_prefix_is_an_error_in_both():
+    with pytest.raises(EvalError, match="part 0 never calls its prefix function"):
+        program().evaluate("never", 3)
+    with pytest.raises(CompileError, match="never calls its prefix function") as e:
+        program().compile("never").opencl_source
+    assert e.value.span.line == 2
+
+
+def test_a_part_that_calls_prefix_twice_is_an_error_in_both():
+    with pytest.raises(EvalError, match="part 0 calls its prefix function twice"):
+        program().evaluate("twice", 3)
+    with pytest.raises(CompileError, match="calls its prefix function twice"):
+        program().compile("twice").opencl_source
+
+
+def test_no_parts_run_nothing():
+    assert list(program().evaluate("counts", 0)) == list(program().compile("counts")(0)) == []
