@@ -299,6 +299,8 @@ FCL_ROWS = [
     Fcl("scan", "scanAll (prelude scan)", "examples/scan.fcl", "scanAll", lambda i, d: (i["a"],)),
     Fcl("scan", "scanAllBy 2048 (scanBy, chunks of 2048)", "examples/scan.fcl", "scanAllBy",
         lambda i, d: (2048, i["a"])),
+    Fcl("scan", "scanAllLookback 4096 (scanLookback, one pass)", "examples/scan.fcl", "scanAllLookback",
+        lambda i, d: (4096, i["a"])),
     Fcl("scan", "scanLevels (3 levels of scanChunks)", "bench/programs.fcl", "scanLevels",
         lambda i, d: (scan_chunk(d[0]), i["a"]), needs=scan_all_fits),
     Fcl("matvec", "matvecRows (a work-group per row)", "examples/matvec.fcl", "matvecRows",

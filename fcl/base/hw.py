@@ -50,20 +50,23 @@ class Space(Name):
 
 
 class ScalarType(Name):
-    """The scalar types of FCL (and of the kernel IR)."""
+    """The scalar types of FCL (and of the kernel IR; "long" there only: the compiler's own
+    64-bit status words, `scanConcat`'s)."""
     INT = "int"
     FLOAT = "float"
     DOUBLE = "double"
     BOOL = "bool"
+    LONG = "long"
 
 
 # numpy dtype of values the user sees, and of device storage (bool is a byte on the device)
 VALUE_DTYPES = {ScalarType.INT: np.dtype(np.int32), ScalarType.DOUBLE: np.dtype(np.float64),
                 ScalarType.FLOAT: np.dtype(np.float32), ScalarType.BOOL: np.dtype(np.bool_)}
 STORAGE_DTYPES = {ScalarType.INT: np.dtype(np.int32), ScalarType.FLOAT: np.dtype(np.float32),
-                  ScalarType.DOUBLE: np.dtype(np.float64), ScalarType.BOOL: np.dtype(np.uint8)}
+                  ScalarType.DOUBLE: np.dtype(np.float64), ScalarType.BOOL: np.dtype(np.uint8),
+                  ScalarType.LONG: np.dtype(np.int64)}
 C_STORAGE = {ScalarType.INT: "int", ScalarType.FLOAT: "float", ScalarType.DOUBLE: "double",
-             ScalarType.BOOL: "uchar"}
+             ScalarType.BOOL: "uchar", ScalarType.LONG: "long"}
 STORAGE_BYTES = {t: dtype.itemsize for t, dtype in STORAGE_DTYPES.items()}   # an element of a buffer
 
 # The skewed layout of local buffers ("skew32"): element i lives at i + i/32, a spare word after

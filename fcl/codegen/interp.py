@@ -75,12 +75,15 @@ BIT_CASTS = {
     "as_float": lambda w: S.F32(np.int32(w).view(np.float32)),
     "lo_bits": lambda x: S.wrap(int(np.float64(x).view(np.int64)) & 0xFFFFFFFF),
     "hi_bits": lambda x: int(np.float64(x).view(np.int64) >> 32),
+    "pack": lambda flag, word: (flag << 32) | (word & 0xFFFFFFFF),
+    "hi_word": lambda x: S.wrap(x >> 32),
+    "lo_word": lambda x: S.wrap(x & 0xFFFFFFFF),
     "as_double": lambda lo, hi: float(np.uint64(((hi & 0xFFFFFFFF) << 32) | (lo & 0xFFFFFFFF)).view(np.float64)),
 }
 
 
 def const_value(e: K.Const):
-    return {"int": int, "float": S.F32, "double": float, "bool": bool}[e.ty](e.value)
+    return {"int": int, "float": S.F32, "double": float, "bool": bool, "long": int}[e.ty](e.value)
 
 
 def from_storage(ty: str, x):
@@ -169,13 +172,12 @@ class KernelRun:
                 arr, i = self.array(s.buf, wi), self.ev(s.index, wi)
                 self.check_index(s.buf, arr, i)
                 old, value = int(arr[i]), self.ev(s.value, wi)
-                arr[i] = S.wrap(ATOMIC[s.op](old, value))
+                new = ATOMIC[s.op](old, value)
+                arr[i] = new if arr.dtype == np.int64 else S.wrap(new)
                 if s.var:
                     wi.env[s.var] = old
             elif t is K.DeclPtr:
                 wi.env[s.var] = ("ptr", s.init)
-            elif t is K.Fence:
-                pass                    # work-groups run one after another here
             elif t is K.SwapPtr:
                 wi.env[s.a], wi.env[s.b] = wi.env[s.b], wi.env[s.a]
             elif t is not K.Comment:

@@ -67,10 +67,12 @@ static inline int fcl_check(int i, int n, __global int* err, int site) {
 }
 """
 
-# a scalar's bits as ints and back (kir.BIT_CASTS): how `scanConcat` passes values between
-# work-groups, through int atomics
+# a scalar's bits as ints and back, and two ints as one long and back: how `scanConcat` passes
+# values between work-groups, a flag and a word in each 64-bit atomic
 BIT_CASTS = {"as_int": "as_int({})", "as_float": "as_float({})", "lo_bits": "as_int2({}).s0",
-             "hi_bits": "as_int2({}).s1", "as_double": "as_double((int2)({}, {}))"}
+             "hi_bits": "as_int2({}).s1", "as_double": "as_double((int2)({}, {}))",
+             "pack": "((long)({}) << 32 | (long)(uint)({}))", "hi_word": "(int)(({}) >> 32)",
+             "lo_word": "(int)({})"}
 
 MINMAX = "static inline {t} fcl_min_{t}({t} a, {t} b) {{ return b < a ? b : a; }}\n" \
          "static inline {t} fcl_max_{t}({t} a, {t} b) {{ return a < b ? b : a; }}\n"
@@ -138,6 +140,8 @@ class OpenCLRenderer:
     def prelude(self) -> str:
         text = self.source_text_all()
         fp64 = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable" if "double" in text else ""
+        if "atom_" in text:
+            fp64 += "\n#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable"
         out = PRELUDE.format(fp64=fp64, skew_shift=SKEW_SHIFT)
         for t in ("int", "float", "double"):
             if f"fcl_min_{t}" in text or f"fcl_max_{t}" in text:
@@ -237,10 +241,10 @@ class OpenCLRenderer:
             space = self.buffers[s.buf].space
             return [f"{pad}fcl_fadd_{space}(&{s.buf}[{self.expr(s.index)}], {self.expr(s.value)});"]
         if isinstance(s, K.Atomic):
-            old = f"const int {s.var} = " if s.var else ""
-            return [f"{pad}{old}atomic_{s.op}(&{s.buf}[{self.expr(s.index)}], {self.expr(s.value)});"]
-        if isinstance(s, K.Fence):
-            return [f"{pad}mem_fence(CLK_GLOBAL_MEM_FENCE);"]
+            ty = self.buffers[s.buf].ty
+            old = f"const {ty} {s.var} = " if s.var else ""
+            fn = "atom" if ty == "long" else "atomic"
+            return [f"{pad}{old}{fn}_{s.op}(&{s.buf}[{self.expr(s.index)}], {self.expr(s.value)});"]
         if isinstance(s, K.Barrier):
             why = f"  /* {s.why} */" if s.why else ""
             return [f"{pad}{self.barrier}{why}"]
@@ -377,6 +381,8 @@ class OpenCLRenderer:
         v = e.value
         if e.ty == "bool":
             return "true" if v else "false"
+        if e.ty == "long":
+            return f"{v}L"
         if e.ty == "int":
             return "(-2147483647 - 1)" if v == -2147483648 else (f"({v})" if v < 0 else str(v))
         return float_literal(float(v), e.ty)

@@ -81,6 +81,10 @@ class _Kernel:
                 raise _Invalid(f"assignment to `{s.var}`, which is not a {s.expr.ty} variable in scope")
         elif isinstance(s, (K.Store, K.Atomic)):
             word = "float" if isinstance(s, K.Atomic) and s.op == "fadd" else "int"
+            if isinstance(s, K.Atomic) and s.buf in self.buffers and self.buffers[s.buf].ty == "long":
+                word = "long"
+                if s.op not in ("xchg", "add") or self.buffers[s.buf].space != "global":
+                    raise _Invalid(f"a 64-bit atomic `{s.op}` on `{s.buf}`: only xchg and add, in global memory")
             self.access(s.buf, s.value.ty if isinstance(s, K.Store) else word, scope)
             self.want(s.index, "int", "an index")
             if isinstance(s, K.Atomic):
@@ -90,7 +94,7 @@ class _Kernel:
                 if s.op == "fadd" and s.var:
                     raise _Invalid("a float atomic `+=` gives no old value")
                 if s.var:
-                    self.define(s.var, scope, "int")
+                    self.define(s.var, scope, word)
         elif isinstance(s, (K.VLoad, K.VStore)):
             self.vector(s, scope)
         elif isinstance(s, K.Fail):

@@ -32,7 +32,7 @@ from fcl.runtime.platforms import BUILD_OPTIONS, build, default_context
 
 SOURCES: dict = {}      # a printed module's OpenCL source of each entry point, printed after Kernels
 # ---- printed into --emit py modules from here ----
-NP_TYPES = {"int": np.int32, "float": np.float32, "double": np.float64, "bool": np.uint8}
+NP_TYPES = {"int": np.int32, "float": np.float32, "double": np.float64, "bool": np.uint8, "long": np.int64}
 
 
 def _what(position, name):

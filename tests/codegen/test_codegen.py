@@ -342,18 +342,33 @@ def _step_loops(k):
             and K.is_const(s.step, 1) and K.contains_barrier(s.body)]
 
 
-def test_scan_is_one_pass_after_a_kernel_that_zeroes_its_look_back_status():
-    """The prelude's scan is a scanConcat: a kernel zeroes the parts' status words and the
-    ticket counter, then one kernel reads the input once, takes each part's number from the
-    ticket (not the group id), publishes behind a fence and looks back with atomics."""
+def test_scan_is_three_kernels_whose_last_carries_its_total_without_a_barrier_at_the_step_end():
+    """The prelude's scan: reduceGroups, the one-block scan, and group g's chunks in a
+    seqConcat loop.  Its step stores the chunk in local memory before its first barrier
+    and reads the staged output after its last, different buffers: no barrier at the
+    end of a step (the one before the next part's stores would be redundant)."""
     from fcl.codegen import kir as K
     plan, source = plan_of(REPO / "examples/scan.fcl", "scanAll")
+    assert len({k.name.removesuffix("_fast") for k in plan.launched()}) == 3
+    (loop,) = _step_loops(plan.launched()[-1])
+    assert not isinstance(loop.body[-2], K.Barrier) and not isinstance(loop.body[-1], K.Barrier)
+    assert not any("next step" in s.why for s in K.walk_stmts(loop.body) if isinstance(s, K.Barrier))
+
+
+def test_scan_lookback_is_one_pass_after_a_kernel_that_zeroes_its_status():
+    """The prelude's scanLookback is a scanConcat: a kernel zeroes the parts' status words and the
+    ticket counter, then one kernel reads the input once, takes each part's number from the
+    ticket (not the group id), and publishes and looks back with 64-bit atomics (a flag and
+    its word together: no fence)."""
+    from fcl.codegen import kir as K
+    plan, source = plan_of(REPO / "examples/scan.fcl", "scanAllLookback")
     zero, scan = [k for k in plan.launched() if not k.name.endswith("_fast")]
     assert zero.barriers == 0 and not any(isinstance(s, K.Atomic) for s in K.walk_stmts(zero.body))
     stmts = list(K.walk_stmts(scan.body))
-    (tickets,) = [s for s in stmts if isinstance(s, K.Atomic) and s.op == "add"]
-    assert tickets.buf.startswith("ticket")
-    assert sum(isinstance(s, K.Fence) for s in stmts) == 3     # two publications, one look-back
+    (tickets,) = [s for s in stmts if isinstance(s, K.Atomic) and s.buf.startswith("ticket")]
+    assert tickets.op == "add" and tickets.var
+    status = {b.name for b in plan.buffers if b.ty == "long"}
+    assert [s.op for s in stmts if isinstance(s, K.Atomic) and s.buf in status] == ["xchg", "add", "xchg"]
     reads = {x.buf for s in stmts for e in K.stmt_exprs(s) for x in K.walk_expr(e) if isinstance(x, K.Load)}
     assert sum(b.role == "input" for b in plan.buffers if b.name in reads) == 1
 

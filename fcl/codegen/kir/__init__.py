@@ -20,7 +20,7 @@ Every name is re-exported here, so `from fcl.codegen import kir as K` and
 from fcl.base.hw import Level
 from fcl.codegen.kir.memo import node_property
 from fcl.codegen.kir.nodes import (ATOMIC_OPS, GENERAL_OP, VECTOR_WIDTHS, Assign, Atomic, Barrier, Bin, Buffer,
-                                   Call, Checked, Comment, Const, DeclPtr, DeclVar, Expr, Fail, Fence, For, Hw, HwId,
+                                   Call, Checked, Comment, Const, DeclPtr, DeclVar, Expr, Fail, For, Hw, HwId,
                                    If, Kernel, Let, Load, Loop, Op, ParFor, Param, PartFor, Select, SeqFor,
                                    Stmt, Store, SwapPtr, Un, VLoad, VStore, Var, expr_children, kind_bits,
                                    stmt_children, stmt_exprs, _child_fields)
@@ -41,7 +41,7 @@ __all__ = [
     "BOUNDS_BIT_CAP", "BOUNDS_WORDS", "Buffer", "buffers_used", "call", "Call", "CHECK_VALUES", "checked",
     "Checked", "checked_divisor", "CheckFailed", "cint", "Comment", "COMPARISONS", "const", "Const",
     "contains_barrier", "copies", "DeclPtr", "DeclVar", "defined_in", "defines", "div", "eval_host", "Expr",
-    "expr_children", "Fail", "Fence", "footprint", "For", "format_expr", "format_program", "format_stmts", "GENERAL_OP",
+    "expr_children", "Fail", "footprint", "For", "format_expr", "format_program", "format_stmts", "GENERAL_OP",
     "hoist_checks", "Hw", "HwId", "If", "is_const", "Kernel", "kind_bits", "Let", "Level", "Load",
     "Loop", "lt", "map_expr", "map_own_exprs", "map_stmts", "mul", "Names", "names_read", "node_property",
     "Op", "Param", "ParFor", "PartFor", "plain_divisor", "PointerClasses", "rebuilt", "record_failure",

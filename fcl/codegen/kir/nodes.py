@@ -312,13 +312,6 @@ class Barrier(Stmt):
 
 
 @dataclass(frozen=True)
-class Fence(Stmt):
-    """`mem_fence(CLK_GLOBAL_MEM_FENCE)`: this work-item's global memory accesses before it
-    are seen by other work-groups before those after it (a flag published after the
-    values it announces, read before them: `scanConcat`'s look-back)."""
-
-
-@dataclass(frozen=True)
 class DeclPtr(Stmt):
     """A pointer variable over a local/private buffer, for `while` ping-pong."""
     var: str
@@ -344,8 +337,10 @@ ATOMIC_OPS = ("add", "min", "max", "and", "or", "xor", "xchg", "fadd")
 class Atomic(Stmt):
     """`atomic_<op>(&buf[index], value)` on an int of a local or global buffer (ATOMIC_OPS:
     "or", a work-group wide "any"; "xchg", claiming a place; add ... xor, a combining
-    scatter; "fadd", float `+=` by compare-and-swap on the float's bits).  With `var`, it declares the
-    int `var`, the element's value before the operation."""
+    scatter; "fadd", float `+=` by compare-and-swap on the float's bits), or a long of a
+    global buffer ("xchg" and "add": `atom_xchg`, `atom_add`, `scanConcat`'s status words).
+    With `var`, it declares `var` (of the element's type), the element's value before the
+    operation."""
     op: str
     buf: str
     index: Expr

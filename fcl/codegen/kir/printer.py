@@ -8,7 +8,7 @@ produces text for people (nothing parses it back).  Not here: OpenCL C
 """
 from __future__ import annotations
 
-from fcl.codegen.kir.nodes import (Atomic, Barrier, Fence, Bin, Call, Checked, Comment, Const, DeclPtr, DeclVar,
+from fcl.codegen.kir.nodes import (Atomic, Barrier, Bin, Call, Checked, Comment, Const, DeclPtr, DeclVar,
                                    Assign, Expr, Fail, For, HwId, If, Let, Load, Loop, ParFor, PartFor, Select,
                                    SeqFor, Stmt, Store, SwapPtr, Un, Var, VLoad, VStore, stmt_children)
 
@@ -85,8 +85,6 @@ def _format_head(s: Stmt) -> str:
         return f"{old}atomic_{s.op} {s.buf}[{format_expr(s.index)}] {format_expr(s.value)}"
     if isinstance(s, Barrier):
         return f"barrier  // {s.why}" if s.why else "barrier"
-    if isinstance(s, Fence):
-        return "fence global"
     if isinstance(s, DeclPtr):
         return f"ptr {s.var} -> {s.init}"
     if isinstance(s, SwapPtr):

@@ -10,17 +10,22 @@ device the parts run at once, so:
   its group id: tickets go out in the order work-groups start, so a part waits only on
   parts whose work-groups have started, whatever order and however few at a time the
   device runs work-groups (PoCL and Intel's CPU runtime run one per thread to its end);
-* `prefix x` publishes x at once as the part's aggregate (flag 1; part 0 publishes its
-  inclusive prefix, flag 2), then the first `WINDOW` work-items look back over the status
-  of the WINDOW parts before it together, each spinning until its part has published;
-  the block combines the values (op, from the nearest back) down to the first part that
-  has published its inclusive prefix, moving the window back while none has; then work-item
-  0 publishes the part's inclusive prefix (flag 2) and every work-item has the exclusive one;
-* a status is an int flag and the value's words (an int, a float's bits, a double's two
-  halves: one buffer each, one for aggregates and one for inclusive prefixes, so a value
-  read is never overwritten), all written and read with atomics, the flag after the words
-  behind a memory fence and read before them behind another: nothing else passes between
-  work-groups, and Oclgrind sees no race;
+* `prefix x` publishes x at once as the part's aggregate (flag 1), then the first
+  `WINDOW` work-items look back over the status of the WINDOW parts before it together,
+  each spinning until its part has published (before part 0 stands an inclusive prefix,
+  ne); every work-item alike folds the window forwards from the nearest inclusive prefix
+  (flag 2): op (op P a1) a2 ..., the evaluator's order, so floats agree exactly; where the
+  window holds none, all of it, and the window moves back (what the windows after it gave
+  is combined after it: the same value by op's associativity, floats within rounding);
+  then work-item 0 publishes the part's inclusive prefix (flag 2), and every work-item has
+  the exclusive one;
+* a status is a 64-bit word for each int of the value (an int, a bool, a float's bits, a
+  double's two halves): the flag in its high half, the int in its low half, written
+  (`atom_xchg`) and read (`atom_add` of 0) whole, so a flag and its int are seen together
+  and no memory fence is needed (NVIDIA's OpenCL makes `mem_fence` a fence of the
+  work-group only); a value of several ints is read again until every word holds the same
+  flag (each is written once with the aggregate, then once with the inclusive prefix).
+  Nothing else passes between work-groups, and Oclgrind sees no race;
 * a kernel launched before zeroes the status words and the counter (`zero_first`).
 
 `prefix` must run once in every part, by the whole block, at the part's top (not in a
@@ -54,7 +59,7 @@ def scan_concat(ctx: Ctx, m: SScalar, count: SScalar, op: SVal, ne: SVal, f: SVa
         state = {"calls": 0}
 
         def at(body: Ctx, p: K.Expr) -> SVal:
-            g = _take_ticket(body, status)
+            g = _take_ticket(body, status, n)
             state["g"] = g
             prefix = SFun(lambda c2, x: _prefix(c2, body, x, g, status, op, state), "prefix")
             return apply2(body, f, SScalar(g), prefix)
@@ -73,9 +78,9 @@ def scan_concat(ctx: Ctx, m: SScalar, count: SScalar, op: SVal, ne: SVal, f: SVa
 
 
 class _Status:
-    """The global buffers of one scanConcat's look-back: the flags, the words of the parts'
-    aggregates and of their inclusive prefixes, the ticket counter; zeroed by a kernel
-    launched before the current one."""
+    """The global buffers of one scanConcat's look-back: a status word (a long) for each int of
+    the exchanged value and each part, and the ticket counter; zeroed by a kernel launched
+    before the current one."""
 
     def __init__(self, ctx: Ctx, ne: SVal, n: K.Expr, span):
         b = ctx.b
@@ -83,34 +88,34 @@ class _Status:
         self.shape = shape_of(ne)
         words = sum(2 if x.e.ty == "double" else 1 for x in self.ne)
         origin = origin_of(span, "scanConcat")
-        self.flags = b.buffer("global", n, f"{origin}: the parts' flags", "temp", prefix="flags", ty="int").name
-        self.aggs = [b.buffer("global", n, f"{origin}: the parts' values", "temp", prefix="agg", ty="int").name
-                     for _ in range(words)]
-        self.prefs = [b.buffer("global", n, f"{origin}: the parts' inclusive prefixes", "temp", prefix="incl",
-                               ty="int").name for _ in range(words)]
+        self.slots = [b.buffer("global", n, f"{origin}: the parts' status words", "temp", prefix="status",
+                               ty="long").name for _ in range(words)]
         self.ticket = b.buffer("global", K.cint(1), f"{origin}: the next part to take", "temp", prefix="ticket",
                                ty="int").name
         self.origin = origin
-        zero_first(b, [self.flags] + self.aggs + self.prefs, self.ticket, n)
+        zero_first(b, self.slots, self.ticket, n)
 
 
 def zero_first(b, status: list[str], ticket: str, n: K.Expr):
     """A kernel launched before the current one that zeroes the n words of each `status` buffer
-    (the flags; the values too, which atomics read and write whole) and the ticket counter."""
+    and the ticket counter."""
     if b.dry:
         return
     kept = b.top, b.locals, b.privates
     b.top, b.locals, b.privates = [], [], []
     i = b.fresh("i")
-    b.top.append(K.ParFor(Level.GRID, i, n, tuple(K.Store(buf, K.Var("int", i), K.cint(0)) for buf in status)))
+    b.top.append(K.ParFor(Level.GRID, i, n, tuple(K.Store(buf, K.Var("int", i), K.Const("long", 0))
+                                                  for buf in status)))
     b.top.append(K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)),
                       (K.Store(ticket, K.cint(0), K.cint(0)),)))
     b.close_kernel()
     b.top, b.locals, b.privates = kept
 
 
-def _take_ticket(body: Ctx, st: _Status) -> K.Expr:
-    """The part this work-group computes: work-item 0 takes a ticket, the block reads it."""
+def _take_ticket(body: Ctx, st: _Status, n: K.Expr) -> K.Expr:
+    """The part this work-group computes: work-item 0 takes a ticket, the block reads it.  The
+    n tickets of a launch are 0 .. n-1, one a part; said as max(min(ticket, n - 1), 0), which
+    changes nothing, so that the range analysis knows it (and proves the part's indices)."""
     b = body.b
     slot = b.buffer("local", K.cint(1), f"{st.origin}: the part this work-group takes", "temp", ty="int").name
     t = b.fresh("ticket")
@@ -119,7 +124,8 @@ def _take_ticket(body: Ctx, st: _Status) -> K.Expr:
                           K.Store(slot, K.cint(0), K.Var("int", t)))))
     body.emit(K.Barrier("the part this work-group takes"))
     g = b.fresh("g")
-    body.emit(K.Let(g, K.Load("int", slot, K.cint(0))))
+    ticket = K.call("min", (K.Load("int", slot, K.cint(0)), K.sub(n, K.cint(1))), "int")
+    body.emit(K.Let(g, K.call("max", (ticket, K.cint(0)), "int")))
     return K.Var("int", g)
 
 
@@ -169,61 +175,83 @@ def _prefix(c: Ctx, body: Ctx, x: SVal, g: K.Expr, st: _Status, op: SVal, state:
     lid = K.HwId("int", "lid")
     lid0 = K.binop("eq", lid, K.cint(0))
 
-    def stores(bufs, values) -> tuple:
-        return tuple(K.Atomic("xchg", buf, g, v) for buf, v in zip(bufs, values))
-    c.emit(K.If(lid0, stores(st.aggs, words) + (K.Fence(), K.Atomic("xchg", st.flags, g, K.cint(AGGREGATE)))))
-    # work-item l < width reads the status of part g - 1 - l, spinning until it has one
-    # (before part 0: an inclusive prefix, ne)
+    def publish(flag: int, values) -> tuple:
+        return tuple(K.Atomic("xchg", slot, g, K.call("pack", (K.cint(flag), v), "long"))
+                     for slot, v in zip(st.slots, values))
+    c.emit(K.If(lid0, publish(AGGREGATE, words)))
+    # work-item l < width reads the status of part end - l (end = g - 1, then further back),
+    # all its words, again until they hold a flag and the same one (before part 0: an
+    # inclusive prefix, ne)
     width = min(WINDOW, b.hw["#BlockSize"])
     origin = f"{st.origin}: the look-back window"
     win_flag = b.buffer("local", K.cint(width), origin, "temp", ty="int").name
-    win = [b.buffer("local", K.cint(width), origin, "temp", ty="int").name for _ in st.aggs]
-    j, f, seen = b.fresh("j"), b.fresh("flag"), b.fresh("seen")
-    vals = [b.fresh("w") for _ in st.aggs]
+    win = [b.buffer("local", K.cint(width), origin, "temp", ty="int").name for _ in st.slots]
+    j, f, end = b.fresh("j"), b.fresh("flag"), b.fresh("end")
+    vals = [b.fresh("w") for _ in st.slots]
+    seen = [b.fresh("seen") for _ in st.slots]
     jv, fv = K.Var("int", j), K.Var("int", f)
     ne_words = [w for x0 in st.ne for w in _words(x0.e)]
-
-    def reads(bufs) -> tuple:
-        out = []
-        for buf, v in zip(bufs, vals):
-            t = b.fresh("word")
-            out += [K.Atomic("or", buf, jv, K.cint(0), t), K.Assign(v, K.Var("int", t))]
-        return tuple(out)
-    spin = K.Loop((K.Atomic("or", st.flags, jv, K.cint(0), seen), K.Assign(f, K.Var("int", seen))),
-                  K.binop("eq", fv, K.cint(0)), ())
-    lane = ((K.Let(j, K.sub(K.sub(g, K.cint(1)), lid)), K.DeclVar(f, K.cint(INCLUSIVE)))
+    head = []
+    for slot, name in zip(st.slots, seen):
+        t = b.fresh("status")
+        head += [K.Atomic("add", slot, jv, K.Const("long", 0), t), K.Assign(name, K.Var("long", t))]
+    flags = [K.call("hi_word", (K.Var("long", name),), "int") for name in seen]
+    ready = K.binop("ne", flags[0], K.cint(0))
+    for other in flags[1:]:
+        ready = K.binop("and", ready, K.binop("eq", other, flags[0]))
+    spin = K.Loop(tuple(head), K.unop("not", ready), ())
+    lane = ((K.Let(j, K.sub(K.Var("int", end), lid)), K.DeclVar(f, K.cint(INCLUSIVE)))
             + tuple(K.DeclVar(v, w) for v, w in zip(vals, ne_words))
             + (K.If(K.binop("ge", jv, K.cint(0)),
-                    (spin, K.Fence(), K.If(K.binop("eq", fv, K.cint(INCLUSIVE)), reads(st.prefs), reads(st.aggs)))),
+                    tuple(K.DeclVar(name, K.Const("long", 0)) for name in seen)
+                    + (spin, K.Assign(f, flags[0]))
+                    + tuple(K.Assign(v, K.call("lo_word", (K.Var("long", name),), "int"))
+                            for v, name in zip(vals, seen))),
                K.Store(win_flag, lid, fv))
             + tuple(K.Store(buf, lid, K.Var("int", v)) for buf, v in zip(win, vals)))
-    # then every work-item alike folds the window from the nearest inclusive prefix forwards,
-    # (op (op P a1) a2 ...: the evaluator's order, so floats agree exactly); with none in the
-    # window, it is read again (the parts before publish theirs in time: part 0 needs none)
-    before = [b.fresh("before") for _ in st.ne]
-    for name, x0 in zip(before, st.ne):
+    # then every work-item alike folds the window forwards from the nearest inclusive prefix
+    # (op (op P a1) a2 ...: the evaluator's order); where the window holds none, all of it,
+    # and the window moves back (what the windows after it gave is combined after it)
+    ids = [b.fresh("acc") for _ in st.ne] + [b.fresh("before") for _ in st.ne]
+    acc_names, newer = ids[:len(st.ne)], ids[len(st.ne):]
+    for name, x0 in zip(newer, st.ne):
         c.emit(K.DeclVar(name, x0.e))
-    done = b.fresh("done")
+    done, has = b.fresh("done"), b.fresh("has")
     c.emit(K.DeclVar(done, K.Const("bool", False)))
-    exclusive = build(st.shape, iter([SScalar(K.Var(x0.e.ty, name)) for name, x0 in zip(before, st.ne)]))
-    r = b.fresh("r")
+    c.emit(K.DeclVar(has, K.Const("bool", False)))
+    c.emit(K.DeclVar(end, K.sub(g, K.cint(1))))
+
+    def value(names) -> SVal:
+        return build(st.shape, iter([SScalar(K.Var(x0.e.ty, n)) for n, x0 in zip(names, st.ne)]))
+
+    def assign(ctx: Ctx, names, v: SVal):
+        for name, x in zip(names, scalar_leaves(ctx, v, "the values scanConcat's parts exchange")):
+            ctx.emit(K.Assign(name, x.e))
+    r, started = b.fresh("r"), b.fresh("started")
     lv = K.sub(K.cint(width - 1), K.Var("int", r))
     got = _decode(st, [K.Load("int", buf, lv) for buf in win])
-    fold = c.sub()
-    now = apply2(fold, op, exclusive, got)
-    for name, v in zip(before, scalar_leaves(fold, now, "the values scanConcat's parts exchange")):
-        fold.emit(K.Assign(name, v.e))
-    restart = tuple(K.Assign(name, v.e) for name, v in zip(before, scalar_leaves(c, got, "")))
-    combine = K.SeqFor(r, K.cint(width), (
-        K.If(K.binop("eq", K.Load("int", win_flag, lv), K.cint(INCLUSIVE)), restart + (K.Assign(done, K.Const("bool", True)),),
-             (K.If(K.Var("bool", done), tuple(fold.stmts)),)),))
+    inclusive = K.binop("eq", K.Load("int", win_flag, lv), K.cint(INCLUSIVE))
+    restart, fold, after = c.sub(), c.sub(), c.sub()
+    assign(restart, acc_names, got)
+    restart.emit(K.Assign(started, K.Const("bool", True)))
+    restart.emit(K.Assign(done, K.binop("or", K.Var("bool", done), inclusive)))
+    assign(fold, acc_names, apply2(fold, op, value(acc_names), got))
+    assign(after, acc_names, apply2(after, op, value(acc_names), value(newer)))
+    combine = ((K.DeclVar(started, K.Const("bool", False)),)
+               + tuple(K.DeclVar(name, x0.e) for name, x0 in zip(acc_names, st.ne))
+               + (K.SeqFor(r, K.cint(width), (K.If(K.binop("or", inclusive, K.unop("not", K.Var("bool", started))),
+                                                   tuple(restart.stmts), tuple(fold.stmts)),)),
+                  K.If(K.Var("bool", has), tuple(after.stmts)))
+               + tuple(K.Assign(n, K.Var(x0.e.ty, a)) for n, a, x0 in zip(newer, acc_names, st.ne))
+               + (K.Assign(has, K.Const("bool", True)),))
     c.emit(K.Loop((), K.unop("not", K.Var("bool", done)),
-                  (K.If(K.lt(lid, K.cint(width)), lane), K.Barrier("the look-back window is read"), combine,
-                   K.Barrier("the look-back window is combined"))))
+                  (K.If(K.lt(lid, K.cint(width)), lane), K.Barrier("the look-back window is read"))
+                  + combine + (K.Barrier("the look-back window is combined"),
+                               K.Assign(end, K.sub(K.Var("int", end), K.cint(width))))))
+    exclusive = value(newer)
     # work-item 0 publishes the inclusive prefix
     last = c.sub()
     incl = [last.bind(w, "word") for w in _encode(last, apply2(last, op, exclusive, x),
                                                   "the values scanConcat's parts exchange")]
-    c.emit(K.If(lid0, tuple(last.stmts) + tuple(K.Atomic("xchg", buf, g, v) for buf, v in zip(st.prefs, incl))
-                + (K.Fence(), K.Atomic("xchg", st.flags, g, K.cint(INCLUSIVE)))))
+    c.emit(K.If(lid0, tuple(last.stmts) + publish(INCLUSIVE, incl)))
     return exclusive
