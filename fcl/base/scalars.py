@@ -353,6 +353,11 @@ def f2d(a) -> float:
     return float(a)
 
 
+def float_bits(a) -> int:
+    """The bits of float a (IEEE 754 binary32) as an int."""
+    return int(np.float32(a).view(np.int32))
+
+
 def d2f(a: float) -> np.float32:
     return f32(a)
 
@@ -427,6 +432,7 @@ PRIM1 = {
     "f2d": {F32: f2d},
     "d2f": {float: d2f},
     "b2i": {bool: b2i},
+    "floatBits": {F32: float_bits},
 }
 
 PRIM2 = {

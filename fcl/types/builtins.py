@@ -98,6 +98,7 @@ _TABLE: list[tuple[str, Type, str]] = [
     ("f2d", fn(FLOAT, DOUBLE), "float to double (exact)"),
     ("d2f", fn(DOUBLE, FLOAT), "double to float, rounding to nearest"),
     ("b2i", fn(BOOL, INT), "true is 1, false is 0"),
+    ("floatBits", fn(FLOAT, INT), "the bits of a float (IEEE 754 binary32) as an int"),
     ("min", fn(n, n, n), "the smaller of two numbers (int, float or double)"),
     ("max", fn(n, n, n), "the larger of two numbers (int, float or double)"),
     ("abs", fn(n, n), "absolute value (int, float or double)"),

@@ -177,6 +177,8 @@ REFERENCES = {
     ("reduce", "sumStride"): lambda a, bs: _wrap([np.asarray(a[0], np.int64).sum()]),
     ("scan", "scanAllBy"): lambda a, bs: _wrap(np.cumsum(np.asarray(a[1], np.int64))),
     ("scan", "composePrefixSumBy"): lambda a, bs: _wrap([sum(_compose_prefixes(a[1]))]),
+    ("scan", "scanAllLookback"): lambda a, bs: _wrap(np.cumsum(np.asarray(a[1], np.int64))),
+    ("scan", "composeLookback"): lambda a, bs: _wrap([sum(_compose_prefixes(a[1]))]),
     ("matmul", "matmulTiledK"): lambda a, bs: _matmul(*a[1:]),
     ("dot", "dotF"): lambda a, bs: _dot(a[0], a[1], np.float32),
     ("dot", "dotD"): lambda a, bs: _dot(a[0], a[1], np.float64),

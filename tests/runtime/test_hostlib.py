@@ -91,7 +91,8 @@ def test_skew_holds_every_skewed_index(n):
 
 def test_np_types_are_the_storage_dtypes():
     assert {t: np.dtype(d) for t, d in H.NP_TYPES.items()} == {str(t): d for t, d in STORAGE_DTYPES.items()}
-    assert NP_TYPES == {"int": "np.int32", "float": "np.float32", "double": "np.float64", "bool": "np.uint8"}
+    assert NP_TYPES == {"int": "np.int32", "float": "np.float32", "double": "np.float64", "bool": "np.uint8",
+                        "long": "np.int64"}
 
 
 # ---------------------------------------------------------------- arguments

@@ -107,6 +107,7 @@ def primitives() -> dict[str, SVal]:
         prims[name] = curried(1, lambda c, x, name=name: SScalar(K.call(name, (x.e,), x.e.ty)), name)
     for name in ("min", "max"):
         prims[name] = curried(2, lambda c, x, y, name=name: SScalar(K.call(name, (x.e, y.e), x.e.ty)), name)
+    prims["floatBits"] = curried(1, lambda c, x: SScalar(K.call("as_int", (x.e,), "int")), "floatBits")
     prims["fma"] = curried(3, lambda c, x, y, z: SScalar(K.call("fma", (x.e, y.e, z.e), x.e.ty)), "fma")
     return prims
 
