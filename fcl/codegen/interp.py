@@ -87,7 +87,7 @@ def const_value(e: K.Const):
 
 
 def from_storage(ty: str, x):
-    return {"int": int, "float": S.F32, "double": float, "bool": bool}[ty](x)
+    return {"int": int, "float": S.F32, "double": float, "bool": bool, "long": int}[ty](x)
 
 
 class WorkItem:

@@ -42,7 +42,7 @@ from fcl.base.errors import ArgumentError, EvalError
 from fcl.base.hw import DEFAULT_HW, LEVEL_KEYWORDS
 from fcl.eval.cost import CostReport, Counters, GLOBAL, SPACE_OF_LEVEL
 from fcl.eval.values import (Buffer, ConcatDelay, InterleaveDelay, MapPush, Pull, Push,
-                             PushOf, ScanConcatDelay, SeqConcatPush, SeqForPush, ZipWithPush, describe)
+                             PackConcatDelay, PushOf, ScanConcatDelay, SeqConcatPush, SeqForPush, ZipWithPush, describe)
 
 
 def _lname(level: int) -> str:
@@ -201,6 +201,8 @@ class Machine:
                 self.run_at(p.inner, zsink)
             elif type(p) is ConcatDelay:
                 self._run_parts(p, sink, self._concat_writer(p, sink))
+            elif type(p) is PackConcatDelay:
+                self._run_parts(p, sink, lambda i, part, o=p.offsets: lambda j, v, b=o[i]: sink(b + j, v))
             elif type(p) is ScanConcatDelay:
                 self._run_parts(p, sink, self._concat_writer(p, sink))
                 p.chain.finished()
@@ -474,7 +476,8 @@ class Machine:
 def _kind(p: ConcatDelay) -> str:
     """The primitive that made a delayed concatenation, for messages."""
     return ("interleave" if isinstance(p, InterleaveDelay) else
-            "scanConcat" if isinstance(p, ScanConcatDelay) else "concat")
+            "scanConcat" if isinstance(p, ScanConcatDelay) else
+            "packConcat" if isinstance(p, PackConcatDelay) else "concat")
 
 
 def _add_max(acc: list[int], slots: dict) -> None:

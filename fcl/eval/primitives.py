@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fcl.base import scalars
 from fcl.base.errors import EvalError
 from fcl.base.hw import STORAGE_DTYPES
-from fcl.eval.values import (ConcatDelay, InterleaveDelay, MapPush, Pull, Push, PushOf, ScanChain, ScanConcatDelay,
+from fcl.eval.values import (ConcatDelay, InterleaveDelay, MapPush, Pull, Push, PackConcatDelay, PushOf, ScanChain, ScanConcatDelay,
                              SeqConcatPush, SeqForPush, ZipWithPush, describe)
 
 
@@ -120,6 +120,24 @@ def p_scan_concat(m, span, part, n, op, ne, f):
                                            _need_fn("scanConcat", f, span), span), span)
 
 
+def p_pack_concat(m, span, part, n, f):
+    """packConcat m n f: the parts f 0 .. f (n-1), each at most m elements, one after another."""
+    _need_size("packConcat", "the part length", part, span)
+    _need_size("packConcat", "the number of parts", n, span)
+    f = _need_fn("packConcat", f, span)
+    parts, offsets = [], [0]
+    for g in range(n):
+        x = f(g)
+        if not isinstance(x, Push):
+            raise EvalError(f"packConcat: part {g} is {describe(x)}, not a push array", span)
+        if x.length > part:
+            raise EvalError(f"packConcat: part {g} has {x.length} elements, more than the part length "
+                            f"{part}", span)
+        parts.append(x)
+        offsets.append(offsets[-1] + x.length)
+    return PackConcatDelay(part, parts, offsets, span)
+
+
 def p_interleave(m, span, n, f, parts):
     _need_size("interleave", "the part length", n, span)
     return InterleaveDelay(n, _need_fn("interleave", f, span), _need_pull("interleave", parts, span), span)
@@ -214,6 +232,7 @@ PRIMS: dict[str, Prim] = {p.name: p for p in [
     Prim("concat", "vv", p_concat),
     Prim("interleave", "vvv", p_interleave),
     Prim("scanConcat", "vvvvv", p_scan_concat),
+    Prim("packConcat", "vvv", p_pack_concat),
     Prim("while", "vvv", p_while),
     Prim("foldl", "vvv", p_foldl),
     Prim("power", "vvv", p_power),

@@ -209,6 +209,20 @@ class ScanConcatDelay(ConcatDelay):
         self.chain = chain
 
 
+class PackConcatDelay(ConcatDelay):
+    """``packConcat m n f``: the parts ``f 0`` .. ``f (n-1)`` (push arrays of at most m
+    elements each) one after another; part g starts at `offsets[g]`, the sum of the lengths
+    before it.  The parts are applied when it is made (their lengths make its length)."""
+
+    __slots__ = ("offsets",)
+
+    def __init__(self, chunk: int, parts: list, offsets: list, span):
+        super().__init__(chunk, Pull(len(parts), parts.__getitem__), span)
+        self.offsets = offsets
+        self.length = offsets[-1] if offsets else 0
+        self.offsets = offsets[:-1]
+
+
 class ScanChain:
     """The n parts of a `scanConcat`, ``f g prefix`` in order of g, each with its own `prefix`
     function, and the running combination of the values the parts gave theirs."""

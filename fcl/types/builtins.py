@@ -78,6 +78,10 @@ _TABLE: list[tuple[str, Type, str]] = [
      "scanConcat m n op ne f: n block-level parts of m elements, part g = f g prefix, where "
      "prefix x is the combination by op, from ne, of the values the parts before g gave their "
      "prefix, and x is part g's; the parts run in order of g (one kernel: a look-back)"),
+    ("packConcat", fn(INT, INT, fn(INT, push(b, BLOCK)), push(b, GRID)),
+     "packConcat m n f: the block-level parts f 0 .. f (n-1), each of at most m elements, one "
+     "after another (part g starts where part g-1 ends); its length, the sum of theirs, only "
+     "the device knows (one kernel: a look-back)"),
     ("reduceByIndex", fn(INT, fn(a, a, a), a, pull(INT), pull(a), pull(a)),
      "reduceByIndex bins op ne is vs: bin b is the fold of op from ne over the vs[i] with "
      "is[i] = b, in index order; indices outside [0, bins) are dropped"),

@@ -54,3 +54,16 @@ def test_a_part_that_calls_prefix_twice_is_an_error_in_both():
 
 def test_no_parts_run_nothing():
     assert list(program().evaluate("counts", 0)) == list(program().compile("counts")(0)) == []
+
+
+def test_the_length_of_a_pack_concat_is_taken_after_it_is_forced():
+    src = fcl.load("""
+fun parts n = packConcat 2 n (fn g => push <block> (generate (g % 2) (fn j => g)))
+fun early n = lengthPush (parts n)
+fun late n = lengthPull (force (parts n))
+""")
+    with pytest.raises(CompilerLimitation, match="force it, then take `lengthPull`") as e:
+        src.compile("early").opencl_source
+    assert e.value.what == "device-length" and e.value.span.line == 3
+    assert src.evaluate("early", 5) == src.evaluate("late", 5) == 2
+    assert src.compile("late")(5) == 2

@@ -76,6 +76,7 @@ class Builder:
         self.parent: Builder | None = None      # a dry probe whose expressions the real plan keeps
         self.hw_read: set[str] = set()          # hardware parameters the generated code depends on
         self.read_backs: dict = {}              # (host block, size) -> host variable (`read_back`)
+        self.unwritten: set[str] = set()        # buffers a kernel not yet built writes (`read_back`)
 
     def probe(self, keep_checks: bool, params=()) -> "Builder":
         """A dry builder for trying code out (thrown away), with this one's parameters (and
@@ -152,7 +153,8 @@ class Builder:
         written = K.all_accesses(self.top)[1]
         for x in K.walk_expr(n):
             if isinstance(x, K.HwId) or isinstance(x, K.Load) and (
-                    x.buf in written or self.bufs.get(x.buf) is None or self.bufs[x.buf].space != "global"):
+                    x.buf in written or x.buf in self.unwritten or self.bufs.get(x.buf) is None
+                    or self.bufs[x.buf].space != "global"):
                 return None
         key = (id(self.host), n)
         if key in self.read_backs:

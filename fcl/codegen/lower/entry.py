@@ -149,7 +149,7 @@ def emit_result(ctx: Ctx, value: SVal, name: str, ty: T.Type) -> P.Result:
     if isinstance(value, SPull):
         value = push_scheme(Level.GRID, value, b.span)
     if isinstance(value, SPush):
-        n = host_length(ctx, value.n, f"the result of `{name}`")
+        n = host_length(ctx, value.n if value.bound is None else value.bound, f"the result of `{name}`")
         if not isinstance(ty, (T.TPullT, T.TPushT)):
             raise CompilerBug(f"`{name}` returns an array, but its type is {format_type(ty)}")
         shape = NT.shape(ty.elem, f"the elements of the result of `{name}`")
@@ -166,6 +166,9 @@ def emit_result(ctx: Ctx, value: SVal, name: str, ty: T.Type) -> P.Result:
                 inner(g, i, v)
                 c.emit(K.If(guard, tuple(g.stmts)))
         value.run(ctx, w)
+        if value.bound is not None:     # its length is known once it has run
+            b.split_kernel()
+            n = host_length(ctx, value.n, f"the result of `{name}`")
         leaves = iter(P.Result("array", rec.name, rec.ty, n, single) for rec in recs)
         return _zipped(shape, leaves, n, single)
     if isinstance(value, SScalar):

@@ -1,6 +1,7 @@
 """`scanConcat m n op ne f`: the parts of a grid-level concatenation, each exchanging a
 value for the combination of those its predecessors gave, in one kernel (a single-pass
-scan with decoupled look-back: Merrill and Garland, 2016).
+scan with decoupled look-back: Merrill and Garland, 2016); `packConcat m n f`, parts of
+varying lengths one after another, each placed by the scanConcat of their lengths.
 
 The evaluator runs the parts in order of g: part g's `prefix x` gives the fold of `op`
 from `ne` over the values the parts before it gave, and x becomes part g's.  On the
@@ -40,7 +41,7 @@ from fcl.base.hw import Level
 from fcl.codegen import kir as K
 from fcl.codegen.lower.builder import Ctx, origin_of
 from fcl.codegen.lower.schemes import fail_unless, host_length, parts_scheme
-from fcl.codegen.lower.values import SFun, SPull, SPush, SScalar, SVal, apply2, build, scalar_leaves, shape_of
+from fcl.codegen.lower.values import SFun, SPull, SPush, SScalar, SVal, apply, apply2, build, scalar_leaves, shape_of
 
 WINDOW = 32             # predecessors looked at together (a warp's worth)
 AGGREGATE, INCLUSIVE = 1, 2
@@ -75,6 +76,45 @@ def scan_concat(ctx: Ctx, m: SScalar, count: SScalar, op: SVal, ne: SVal, f: SVa
                                "give its value once (the parts after it wait for it)", span)
     fail_unless(ctx, K.binop("ge", count.e, K.cint(0)), "length:scanConcat", (count.e,), span)
     return SPush(level, K.mul(m.e, count.e), run, span)
+
+
+def pack_concat(ctx: Ctx, m: SScalar, count: SScalar, f: SVal, level: int) -> SPush:
+    """`packConcat m n f`: the block-level parts f 0 .. f (n-1), each at most m elements, one
+    after another: a scanConcat of the parts' lengths gives each its start.  Its length is the
+    last part's inclusive prefix, read from its status word once the kernel has run; the
+    array is stored in room for n * m elements (`SPush.bound`)."""
+    span = ctx.b.span
+    b = ctx.b
+    if level != Level.GRID:
+        raise CompilerBug("packConcat typed at a level other than grid")
+    fail_unless(ctx, K.binop("ge", count.e, K.cint(0)), "length:packConcat", (count.e,), span)
+    n = host_length(ctx, count.e, "the parts of this packConcat")
+    status = _Status(ctx, SScalar(K.cint(0)), n, span)
+    b.unwritten |= set(status.slots)
+    last = K.call("lo_word", (K.Load("long", status.slots[0], K.sub(n, K.cint(1))),), "int")
+    total = K.select(K.binop("gt", n, K.cint(0)), last, K.cint(0))
+    add = SFun(lambda c, x: SFun(lambda c2, y: SScalar(K.add(x.e, y.e)), "+"), "+")
+
+    def run(c: Ctx, w):
+        state = {"calls": 0}
+
+        def at(body: Ctx, p: K.Expr) -> SVal:
+            g = _take_ticket(body, status, n)
+            part = apply(body, f, SScalar(g))
+            if not isinstance(part, SPush) or part.level != Level.BLOCK:
+                raise CompilerBug("packConcat of parts at the wrong level")
+            state["g"] = g
+            state["offset"] = _prefix(body, body, SScalar(part.n), g, status, add, state).e
+            return part
+
+        def place(c2, p, j, count):
+            return K.add(state["offset"], j), K.Const("bool", True), (), None
+
+        def fits(c2, p, size, count, active):
+            return fail_unless(c2, K.binop("le", size, m.e), "packConcat", (state["g"], size, m.e), span, active)
+        parts_scheme(Level.GRID, m.e, SPull(n, at), place, fits, span).run(c, w)
+        b.unwritten -= set(status.slots)
+    return SPush(level, total, run, span, K.mul(m.e, n))
 
 
 class _Status:

@@ -14,7 +14,7 @@ from fcl.base.hw import STORAGE_DTYPES, Level
 from fcl.codegen import kir as K
 from fcl.codegen.lower.builder import Ctx
 from fcl.codegen.lower.claims import Claims
-from fcl.codegen.lower.lookback import scan_concat
+from fcl.codegen.lower.lookback import pack_concat, scan_concat
 from fcl.codegen.lower.loops import foldl, power_loop, seq_concat, seqfor, while_loop
 from fcl.codegen.lower.scatter import reduce_by_index, scatter
 from fcl.codegen.lower.schemes import fail_unless, force, parts_scheme, push_scheme
@@ -26,7 +26,7 @@ from fcl.types import terms as T
 
 # the primitives whose applications report, and place their buffers, at the span of their name
 SPANNED = frozenset({"force", "while", "push", "concat", "interleave", "foldl", "power", "seqfor",
-                     "seqConcat", "scanConcat", "generate", "reduceByIndex", "scatter"})
+                     "seqConcat", "scanConcat", "packConcat", "generate", "reduceByIndex", "scatter"})
 
 
 def curried(arity: int, fn: Callable, name: str) -> SVal:
@@ -62,7 +62,7 @@ def primitives() -> dict[str, SVal]:
     def map_push(ctx, f, arr):
         return SPush(arr.level, arr.n,
                      lambda c, w: arr.run(c, lambda c2, i, v: w(c2, i, as_element(c2, apply(c2, f, v)))),
-                     arr.span)
+                     arr.span, arr.bound)
 
     def zip_with_push(ctx, f, a, p):
         n = K.call("min", (a.n, p.n), "int")
@@ -74,10 +74,10 @@ def primitives() -> dict[str, SVal]:
                 if isinstance(n, K.Const) and isinstance(p.n, K.Const) and n.value >= p.n.value:
                     for st in g.stmts:
                         c2.emit(st)
-                else:
-                    c2.emit(K.If(K.lt(i, n), tuple(g.stmts)))
+                else:   # (a packConcat's length is known once it has run; it writes only its own)
+                    c2.emit(K.If(K.lt(i, n if p.bound is None else a.n), tuple(g.stmts)))
             p.run(c, write)
-        return SPush(p.level, n, run, p.span)
+        return SPush(p.level, n, run, p.span, p.bound)
 
     def push(ctx, level):
         return SFun(lambda c, arr: push_scheme(level, arr, span(c)), "push")
@@ -85,7 +85,7 @@ def primitives() -> dict[str, SVal]:
     prims = {
         "generate": curried(2, generate, "generate"),
         "lengthPull": curried(1, lambda c, a: SScalar(a.n), "lengthPull"),
-        "lengthPush": curried(1, lambda c, a: SScalar(a.n), "lengthPush"),
+        "lengthPush": curried(1, length_push, "lengthPush"),
         "index": curried(2, index, "index"),
         "mapPull": curried(2, map_pull, "mapPull"),
         "mapPush": curried(2, map_push, "mapPush"),
@@ -110,6 +110,14 @@ def primitives() -> dict[str, SVal]:
     prims["floatBits"] = curried(1, lambda c, x: SScalar(K.call("as_int", (x.e,), "int")), "floatBits")
     prims["fma"] = curried(3, lambda c, x, y, z: SScalar(K.call("fma", (x.e, y.e, z.e), x.e.ty)), "fma")
     return prims
+
+
+def length_push(ctx: Ctx, arr: SPush) -> SScalar:
+    """`lengthPush arr`; a packConcat's length is known once it has run (after a `force`)."""
+    if arr.bound is not None:
+        raise ctx.limitation("device-length", "the length of a packConcat is known only once it has run: "
+                             "force it, then take `lengthPull` of the result")
+    return SScalar(arr.n)
 
 
 def size_of(ctx: Ctx, v: SVal) -> SScalar:
@@ -187,4 +195,4 @@ def _parts(fn):
 
 TYPED = {"force": _elem(force), "while": _elem(while_loop), "power": _elem(power_loop),
          "concat": _parts(concat), "interleave": _parts(interleave), "seqConcat": _parts(seq_concat),
-         "scanConcat": _parts(scan_concat)}
+         "scanConcat": _parts(scan_concat), "packConcat": _parts(pack_concat)}

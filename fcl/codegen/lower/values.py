@@ -47,6 +47,7 @@ class SPush(SVal):
     n: K.Expr
     run: Callable         # (ctx, writer) -> None;  writer: (ctx, index expr, SScalar) -> None
     span: Span | None = None
+    bound: K.Expr | None = None   # where n is known only once run (packConcat): at most this many
 
 
 @dataclass

@@ -167,6 +167,8 @@ def failure_message(kind: str, values) -> str:
                     f"position {a * c + c} is outside the result (length {c * d})")
         return (f"concat: part {a} has {b} elements but the part length is {c}, so "
                 f"position {a * c + c} is written twice (by parts {a} and {a + 1})")
+    if kind == "packConcat":            # part a has b elements, more than the part length c
+        return f"packConcat: part {a} has {b} elements, more than the part length {c}"
     if kind == "interleave-part":       # part a has b elements, more than the part length c
         return f"interleave: part {a} has {b} elements, more than the part length {c}"
     if kind == "reduceByIndex-lengths":
