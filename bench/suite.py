@@ -271,7 +271,7 @@ FCL_ROWS = [
         lambda i, d: (d[1], i["a"])),
     Fcl("histogram", "histogram (prelude, reduceByIndex), #NumGroups 1024", "bench/programs.fcl", "histogramOf",
         lambda i, d: (d[1], i["a"]), options=(("num_groups", 1024),)),
-    Fcl("compact", "filter (prelude: scan, then scatter)", "bench/programs.fcl", "keepBelow50",
+    Fcl("compact", "filter (prelude packWhere: one pass, packConcat)", "bench/programs.fcl", "keepBelow50",
         lambda i, d: (i["a"],)),
     Fcl("sort", "sort (prelude: radix sort, 2 bits a pass)", "bench/programs.fcl", "sortInts",
         lambda i, d: (i["a"],)),
