@@ -67,3 +67,12 @@ fun late n = lengthPull (force (parts n))
     assert e.value.what == "device-length" and e.value.span.line == 3
     assert src.evaluate("early", 5) == src.evaluate("late", 5) == 2
     assert src.compile("late")(5) == 2
+
+
+def test_a_pack_concat_forced_twice_zeroes_its_status_before_each_run():
+    src = fcl.load("""
+fun parts n = packConcat 2 n (fn g => push <block> (generate (g % 2) (fn j => g)))
+fun twice n = let p = parts n in let a = force p in let b = force p in (lengthPull a + lengthPull b, index b 2)
+""")
+    assert src.evaluate("twice", 9) == (8, 5)
+    assert tuple(src.compile("twice")(9)) == (8, 5)

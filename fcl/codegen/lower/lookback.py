@@ -27,7 +27,7 @@ device the parts run at once, so:
   work-group only); a value of several ints is read again until every word holds the same
   flag (each is written once with the aggregate, then once with the inclusive prefix).
   Nothing else passes between work-groups, and Oclgrind sees no race;
-* a kernel launched before zeroes the status words and the counter (`zero_first`).
+* a kernel launched before zeroes the status words and the counter (`_Status.zero`).
 
 `prefix` must run once in every part, by the whole block, at the part's top (not in a
 branch, a loop or per-element work): its barriers must be uniform and the parts after it
@@ -57,6 +57,7 @@ def scan_concat(ctx: Ctx, m: SScalar, count: SScalar, op: SVal, ne: SVal, f: SVa
         b = c.b
         n = host_length(c, count.e, "the parts of this scanConcat")
         status = _Status(c, ne, n, span)
+        status.zero(b)
         state = {"calls": 0}
 
         def at(body: Ctx, p: K.Expr) -> SVal:
@@ -97,6 +98,7 @@ def pack_concat(ctx: Ctx, m: SScalar, count: SScalar, f: SVal, level: int) -> SP
 
     def run(c: Ctx, w):
         state = {"calls": 0}
+        status.zero(b)
 
         def at(body: Ctx, p: K.Expr) -> SVal:
             g = _take_ticket(body, status, n)
@@ -119,8 +121,8 @@ def pack_concat(ctx: Ctx, m: SScalar, count: SScalar, f: SVal, level: int) -> SP
 
 class _Status:
     """The global buffers of one scanConcat's look-back: a status word (a long) for each int of
-    the exchanged value and each part, and the ticket counter; zeroed by a kernel launched
-    before the current one."""
+    the exchanged value and each part, and the ticket counter; `zero` zeroes them in a kernel
+    launched before the current one (before every run of the parts)."""
 
     def __init__(self, ctx: Ctx, ne: SVal, n: K.Expr, span):
         b = ctx.b
@@ -133,23 +135,22 @@ class _Status:
         self.ticket = b.buffer("global", K.cint(1), f"{origin}: the next part to take", "temp", prefix="ticket",
                                ty="int").name
         self.origin = origin
-        zero_first(b, self.slots, self.ticket, n)
+        self.n = n
 
-
-def zero_first(b, status: list[str], ticket: str, n: K.Expr):
-    """A kernel launched before the current one that zeroes the n words of each `status` buffer
-    and the ticket counter."""
-    if b.dry:
-        return
-    kept = b.top, b.locals, b.privates
-    b.top, b.locals, b.privates = [], [], []
-    i = b.fresh("i")
-    b.top.append(K.ParFor(Level.GRID, i, n, tuple(K.Store(buf, K.Var("int", i), K.Const("long", 0))
-                                                  for buf in status)))
-    b.top.append(K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)),
-                      (K.Store(ticket, K.cint(0), K.cint(0)),)))
-    b.close_kernel()
-    b.top, b.locals, b.privates = kept
+    def zero(self, b):
+        """A kernel launched before the current one that zeroes the n status words of each
+        buffer and the ticket counter."""
+        if b.dry:
+            return
+        kept = b.top, b.locals, b.privates
+        b.top, b.locals, b.privates = [], [], []
+        i = b.fresh("i")
+        b.top.append(K.ParFor(Level.GRID, i, self.n, tuple(K.Store(buf, K.Var("int", i), K.Const("long", 0))
+                                                           for buf in self.slots)))
+        b.top.append(K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)),
+                          (K.Store(self.ticket, K.cint(0), K.cint(0)),)))
+        b.close_kernel()
+        b.top, b.locals, b.privates = kept
 
 
 def _take_ticket(body: Ctx, st: _Status, n: K.Expr) -> K.Expr:
