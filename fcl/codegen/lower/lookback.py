@@ -90,7 +90,7 @@ def pack_concat(ctx: Ctx, m: SScalar, count: SScalar, f: SVal, level: int) -> SP
         raise CompilerBug("packConcat typed at a level other than grid")
     fail_unless(ctx, K.binop("ge", count.e, K.cint(0)), "length:packConcat", (count.e,), span)
     n = host_length(ctx, count.e, "the parts of this packConcat")
-    status = _Status(ctx, SScalar(K.cint(0)), n, span)
+    status = _Status(ctx, SScalar(K.cint(0)), n, span, "packConcat")
     b.unwritten |= set(status.slots)
     last = K.call("lo_word", (K.Load("long", status.slots[0], K.sub(n, K.cint(1))),), "int")
     total = K.select(K.binop("gt", n, K.cint(0)), last, K.cint(0))
@@ -124,12 +124,12 @@ class _Status:
     the exchanged value and each part, and the ticket counter; `zero` zeroes them in a kernel
     launched before the current one (before every run of the parts)."""
 
-    def __init__(self, ctx: Ctx, ne: SVal, n: K.Expr, span):
+    def __init__(self, ctx: Ctx, ne: SVal, n: K.Expr, span, what: str = "scanConcat"):
         b = ctx.b
         self.ne = scalar_leaves(ctx, ne, "the values scanConcat's parts exchange", span)
         self.shape = shape_of(ne)
         words = sum(2 if x.e.ty == "double" else 1 for x in self.ne)
-        origin = origin_of(span, "scanConcat")
+        origin = origin_of(span, what)
         self.slots = [b.buffer("global", n, f"{origin}: the parts' status words", "temp", prefix="status",
                                ty="long").name for _ in range(words)]
         self.ticket = b.buffer("global", K.cint(1), f"{origin}: the next part to take", "temp", prefix="ticket",
