@@ -11,8 +11,8 @@ type-check by construction:
   array or a scalar result;
 * push arrays at every level: `push`, `concat`/`interleave` of parts built
   one level down (whose own code may `force` and `while` at its level),
-  `seqConcat` over a part's chunks with a carried state, `mapPush`,
-  `zipWithPush`, `if`;
+  `seqConcat` over a part's chunks with a carried state, at grid level
+  `scanConcat` and `packConcat`, `mapPush`, `zipWithPush`, `if`;
 * pull arrays: `generate`, `mapPull`, `zipWith`, `reverse`, `take`, `drop`,
   `halve`, `evenOdds`, `range`, `iota`, array literals, `force`, `while`,
   `if`, `let`; thread-level `seqfor`s;

@@ -13,7 +13,16 @@ the other parts' through `self`.
 from __future__ import annotations
 
 from fcl.base.hw import LEVEL_KEYWORDS
-from fcl.fuzz.gen_base import BLOCK, THREAD, WARP, GenBase
+from fcl.fuzz.gen_base import BLOCK, GRID, THREAD, WARP, GenBase
+
+# associative operators of each element type whose every order of combination gives the same
+# value (scanConcat's device may combine in another order than the evaluator's fold)
+CHAIN_OPS = {"int": ["+", "^", "max", "min", "*"], "double": ["max", "min"], "float": ["max", "min"],
+             "bool": ["||", "&&"]}
+CHAIN_NE = {("int", "+"): "0", ("int", "^"): "0", ("int", "max"): "(0 - 2147483647 - 1)",
+            ("int", "min"): "2147483647", ("int", "*"): "1", ("double", "max"): "(0.0 - 1.0e300)",
+            ("double", "min"): "1.0e300", ("float", "max"): "(0.0f - 1.0e30f)", ("float", "min"): "1.0e30f",
+            ("bool", "||"): "false", ("bool", "&&"): "true"}
 
 
 class PushGen(GenBase):
@@ -43,10 +52,13 @@ class PushGen(GenBase):
         return self.pick(options)
 
     def parts(self, env, ty, depth, lvl, top, level) -> str:
-        """`concat`/`interleave` at `level` of parts built one level down."""
+        """`concat`/`interleave` at `level` of parts built one level down (at grid level also
+        `scanConcat` and `packConcat`: `chained`)."""
         m = self.r.choice([1, 2, 3, 4, 5, 8, 16, 7, 32, 13])
         src, p = self.fresh("src"), self.fresh("p")
         arr = self.pull(env, ty, depth, lvl, top)
+        if level == GRID and self.r.random() < 0.15:
+            return self.chained(env, ty, depth, src, p, m, arr)
         if self.r.random() < 0.08:      # empty parts: no elements, but as many parts as src has
             self.features.add(f"empty parts {LEVEL_KEYWORDS[level]}")
             if ty == "int" and self.r.random() < 0.6:   # as many as only the device knows
@@ -80,6 +92,37 @@ class PushGen(GenBase):
         place = self.position(src, ij, m)
         return (f"(let {src} = {arr} in interleave {m} (fn {ij} => {place}) "
                 f"(mapPull (fn {p} => {part}) (splitUp {m} {src})))")
+
+    def chained(self, env, ty, depth, src, p, m, arr) -> str:
+        """Parts of `src` (m elements each) that learn what the parts before them hold: a
+        `scanConcat` whose part gives `prefix` one of its elements (or their combination) and
+        combines the exclusive prefix it gets back into its elements; or a `packConcat` whose
+        part g keeps a data-dependent number of its elements (at most m, or sometimes one more:
+        the run-time error both sides must report)."""
+        g, j, before, pre = self.fresh("g"), self.fresh("j"), self.fresh("before"), self.fresh("prefix")
+        count = f"(lengthPull {src} / {m})"
+        slice_ = f"generate {m} (fn {j} => index {src} ({g} * {m} + {j}))"
+        penv = {**env, p: f"[{ty}]", g: "int"}
+        if self.r.random() < 0.5:
+            op = self.r.choice(CHAIN_OPS[ty])
+            fn = (f"(fn {(a := self.fresh('a'))} => fn {(b := self.fresh('b'))} => "
+                  + (f"{op} {a} {b})" if op in ("max", "min") else f"{a} {op} {b})"))
+            value = self.r.choice([f"index {p} {self.r.randint(0, m - 1)}",
+                                   f"foldl {fn} {CHAIN_NE[ty, op]} {p}"])
+            part = self.part(penv, ty, depth, BLOCK, p, m)
+            x = self.fresh("x")
+            self.features.add("scanConcat")
+            return (f"(let {src} = {arr} in scanConcat {m} {count} {fn} {CHAIN_NE[ty, op]} "
+                    f"(fn {g} => fn {pre} => let {p} = {slice_} in let {before} = {pre} ({value}) "
+                    f"in mapPush (fn {x} => {fn} {before} {x}) ({part})))")
+        zero = {"double": "0.0", "float": "0.0f"}.get(ty)
+        bound = m + 1 if self.r.random() < 0.1 else m
+        keep = (f"(abs (index {p} 0) % {bound + 1})" if ty == "int" else
+                f"(if index {p} 0 then {bound} else {m // 2})" if ty == "bool" else
+                f"(if index {p} 0 > {zero} then {bound} else {m // 2})")
+        self.features.add("packConcat")
+        return (f"(let {src} = {arr} in packConcat {m} {count} (fn {g} => let {p} = {slice_} "
+                f"in push <block> (generate (min {keep} {bound}) (fn {j} => index {p} ({j} % {m})))))")
 
     def position(self, src: str, ij: str, m: int) -> str:
         """An interleave's position of element `snd ij` of part `fst ij` (m elements, as many
