@@ -76,3 +76,15 @@ fun twice n = let p = parts n in let a = force p in let b = force p in (lengthPu
 """)
     assert src.evaluate("twice", 9) == (8, 5)
     assert tuple(src.compile("twice")(9)) == (8, 5)
+
+
+def test_a_length_from_the_part_number_says_so_in_the_programs_terms():
+    src = fcl.load("""
+fun bad a = force (scanConcat 2 3 (fn x => fn y => x + y) 0 (fn g => fn prefix =>
+  let b = prefix g in push <block> (take 2 (force (push <block> (generate (g + 2) (fn j => b + j)))))))
+""")
+    assert list(src.evaluate("bad", [1])) == [0, 1, 0, 1, 1, 2]
+    with pytest.raises(CompilerLimitation, match="the number of a part of the scanConcat at .*:2, which its "
+                                                 "work-group takes as it runs") as e:
+        src.compile("bad").opencl_source
+    assert e.value.what == "device-length"

@@ -130,7 +130,7 @@ class _Status:
         self.shape = shape_of(ne)
         words = sum(2 if x.e.ty == "double" else 1 for x in self.ne)
         origin = origin_of(span, what)
-        self.slots = [b.buffer("global", n, f"{origin}: the parts' status words", "temp", prefix="status",
+        self.slots = [b.buffer("global", n, f"{origin}: the parts' status words", "status", prefix="status",
                                ty="long").name for _ in range(words)]
         self.ticket = b.buffer("global", K.cint(1), f"{origin}: the next part to take", "temp", prefix="ticket",
                                ty="int").name
@@ -158,7 +158,7 @@ def _take_ticket(body: Ctx, st: _Status, n: K.Expr) -> K.Expr:
     n tickets of a launch are 0 .. n-1, one a part; said as max(min(ticket, n - 1), 0), which
     changes nothing, so that the range analysis knows it (and proves the part's indices)."""
     b = body.b
-    slot = b.buffer("local", K.cint(1), f"{st.origin}: the part this work-group takes", "temp", ty="int").name
+    slot = b.buffer("local", K.cint(1), f"{st.origin}: the part this work-group takes", "ticket", ty="int").name
     t = b.fresh("ticket")
     lid0 = K.binop("eq", K.HwId("int", "lid"), K.cint(0))
     body.emit(K.If(lid0, (K.Atomic("add", st.ticket, K.cint(0), K.cint(1), t),

@@ -146,6 +146,11 @@ class _Words:
             return (f"{shown}{many} of argument {k + 1} (`{self.argument(m.group(1))}`), which only "
                     f"the kernels read")
         rec = self.b.bufs.get(loads[0].buf)
+        if rec is not None and rec.role == "ticket":
+            return f"the number of a part of the {rec.origin.split(': ')[0]}, which its work-group takes as it runs"
+        if rec is not None and rec.role == "status":
+            return (f"the length of the {rec.origin.split(': ')[0]}, known once its kernel has run (force it, "
+                    f"then take `lengthPull`)")
         where = f"the {rec.origin}" if rec is not None else "the device"
         return f"{many} of the array stored by {where}, which only the kernels read"
 
