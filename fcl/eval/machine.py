@@ -312,15 +312,15 @@ class Machine:
         return writer_for
 
     def _concat_mismatch(self, p: ConcatDelay, i: int, m: int):
-        n = p.chunk
+        n, name = p.chunk, _kind(p)
         if m < n:
-            raise EvalError(f"concat: part {i} has {m} elements but the part length is {n}, so "
+            raise EvalError(f"{name}: part {i} has {m} elements but the part length is {n}, so "
                             f"positions {i * n + m}..{i * n + n - 1} are never written", p.span)
         pos = i * n + n
         if pos >= p.length:
-            raise EvalError(f"concat: part {i} has {m} elements but the part length is {n}; "
+            raise EvalError(f"{name}: part {i} has {m} elements but the part length is {n}; "
                             f"position {pos} is outside the result (length {p.length})", p.span)
-        raise EvalError(f"concat: part {i} has {m} elements but the part length is {n}, so "
+        raise EvalError(f"{name}: part {i} has {m} elements but the part length is {n}, so "
                         f"position {pos} is written twice (by parts {i} and {i + 1})", p.span)
 
     def _run_interleave(self, p: InterleaveDelay, sink) -> None:

@@ -70,7 +70,8 @@ def scan_concat(ctx: Ctx, m: SScalar, count: SScalar, op: SVal, ne: SVal, f: SVa
             return K.add(K.mul(state["g"], m.e), j), K.Const("bool", True), (), None
 
         def fits(c2, p, size, count, active):
-            return fail_unless(c2, K.binop("eq", size, m.e), "concat", (state["g"], size, m.e, count), span, active)
+            return fail_unless(c2, K.binop("eq", size, m.e), "scanConcat", (state["g"], size, m.e, count), span,
+                               active)
         parts_scheme(Level.GRID, m.e, SPull(n, at), place, fits, span).run(c, w)
         if state["calls"] == 0 and not b.dry:
             raise CompileError("this scanConcat's part never calls its prefix function; every part must "

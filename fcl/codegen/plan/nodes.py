@@ -158,14 +158,14 @@ def failure_message(kind: str, values) -> str:
         return f"integer division by zero in remainder ({a} % 0)"
     if kind.startswith("length:"):
         return f"{kind[7:]}: the length must not be negative, got {a}"
-    if kind == "concat":                # part a has b elements, the part length is c, d parts
+    if kind in ("concat", "scanConcat"):    # part a has b elements, the part length is c, d parts
         if b < c:
-            return (f"concat: part {a} has {b} elements but the part length is {c}, so "
+            return (f"{kind}: part {a} has {b} elements but the part length is {c}, so "
                     f"positions {a * c + b}..{a * c + c - 1} are never written")
         if a * c + c >= c * d:
-            return (f"concat: part {a} has {b} elements but the part length is {c}; "
+            return (f"{kind}: part {a} has {b} elements but the part length is {c}; "
                     f"position {a * c + c} is outside the result (length {c * d})")
-        return (f"concat: part {a} has {b} elements but the part length is {c}, so "
+        return (f"{kind}: part {a} has {b} elements but the part length is {c}, so "
                 f"position {a * c + c} is written twice (by parts {a} and {a + 1})")
     if kind == "packConcat":            # part a has b elements, more than the part length c
         return f"packConcat: part {a} has {b} elements, more than the part length {c}"
