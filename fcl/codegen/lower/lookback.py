@@ -205,7 +205,6 @@ def _decode(st: _Status, words: list[K.Expr]) -> SVal:
 
 def _prefix(c: Ctx, body: Ctx, x: SVal, g: K.Expr, st: _Status, op: SVal, state: dict) -> SVal:
     """`prefix x` in part g: publish x, look back, publish the inclusive prefix; the exclusive one."""
-    b = c.b
     if c.level != Level.BLOCK or c.elem is not None or c.stmts is not body.stmts:
         raise c.limitation("scan-prefix", "a scanConcat part's prefix function must be called at the top of the "
                            "part, by the whole block: not inside a branch, a loop or per-element work",
@@ -214,24 +213,65 @@ def _prefix(c: Ctx, body: Ctx, x: SVal, g: K.Expr, st: _Status, op: SVal, state:
     if state["calls"] > 1:
         raise c.error("this scanConcat part calls its prefix function twice; each part gives its value once")
     words = [c.bind(w, "word") for w in _encode(c, x, "the value a scanConcat part gives")]
-    lid = K.HwId("int", "lid")
-    lid0 = K.binop("eq", lid, K.cint(0))
+    lid0 = K.binop("eq", K.HwId("int", "lid"), K.cint(0))
+    c.emit(K.If(lid0, _publish(st, g, AGGREGATE, words)))
+    exclusive = _look_back(c, g, st, op)
+    last = c.sub()
+    incl = [last.bind(w, "word") for w in _encode(last, apply2(last, op, exclusive, x),
+                                                  "the values scanConcat's parts exchange")]
+    c.emit(K.If(lid0, tuple(last.stmts) + _publish(st, g, INCLUSIVE, incl)))
+    return exclusive
 
-    def publish(flag: int, values) -> tuple:
-        return tuple(K.Atomic("xchg", slot, g, K.call("pack", (K.cint(flag), v), "long"))
-                     for slot, v in zip(st.slots, values))
-    c.emit(K.If(lid0, publish(AGGREGATE, words)))
-    # work-item l < width reads the status of part end - l (end = g - 1, then further back),
-    # all its words, again until they hold a flag and the same one (before part 0: an
-    # inclusive prefix, ne)
+
+def _publish(st: _Status, g: K.Expr, flag: int, words) -> tuple:
+    """Part g's status: each word with the flag, in one 64-bit exchange."""
+    return tuple(K.Atomic("xchg", slot, g, K.call("pack", (K.cint(flag), w), "long"))
+                 for slot, w in zip(st.slots, words))
+
+
+def _look_back(c: Ctx, g: K.Expr, st: _Status, op: SVal) -> SVal:
+    """The combination of the values of the parts before g, in every work-item alike: windows
+    of `WINDOW` parts, from g - 1 back, each read (`_read_window`) and folded (`_fold_window`)
+    until one holds an inclusive prefix."""
+    b = c.b
     width = min(WINDOW, b.hw["#BlockSize"])
     origin = f"{st.origin}: the look-back window"
-    win_flag = b.buffer("local", K.cint(width), origin, "temp", ty="int").name
-    win = [b.buffer("local", K.cint(width), origin, "temp", ty="int").name for _ in st.slots]
-    j, f, end = b.fresh("j"), b.fresh("flag"), b.fresh("end")
+    win = _Window(b.buffer("local", K.cint(width), origin, "temp", ty="int").name,
+                  [b.buffer("local", K.cint(width), origin, "temp", ty="int").name for _ in st.slots],
+                  width, b.fresh("end"))
+    newer = [b.fresh("before") for _ in st.ne]
+    for name, x0 in zip(newer, st.ne):
+        c.emit(K.DeclVar(name, x0.e))
+    done, has = b.fresh("done"), b.fresh("has")
+    c.emit(K.DeclVar(done, K.Const("bool", False)))
+    c.emit(K.DeclVar(has, K.Const("bool", False)))
+    c.emit(K.DeclVar(win.end, K.sub(g, K.cint(1))))
+    lid = K.HwId("int", "lid")
+    c.emit(K.Loop((), K.unop("not", K.Var("bool", done)),
+                  (K.If(K.lt(lid, K.cint(width)), _read_window(b, st, win)), K.Barrier("the look-back window is read"))
+                  + _fold_window(c, st, win, op, newer, done, has)
+                  + (K.Barrier("the look-back window is combined"),
+                     K.Assign(win.end, K.sub(K.Var("int", win.end), K.cint(width))))))
+    return _values(st, newer)
+
+
+class _Window:
+    """The look-back window in local memory: each part's flag and words, `width` parts from
+    the part `end` (a variable) back."""
+
+    def __init__(self, flags: str, words: list[str], width: int, end: str):
+        self.flags, self.words, self.width, self.end = flags, words, width, end
+
+
+def _read_window(b, st: _Status, win: _Window) -> tuple:
+    """Work-item l (< width) reads the status of part end - l, all its words, again until they
+    hold a flag and the same one (each word is written once with the aggregate, then once with
+    the inclusive prefix); before part 0 stands an inclusive prefix, ne."""
+    lid = K.HwId("int", "lid")
+    j, f = b.fresh("j"), b.fresh("flag")
     vals = [b.fresh("w") for _ in st.slots]
     seen = [b.fresh("seen") for _ in st.slots]
-    jv, fv = K.Var("int", j), K.Var("int", f)
+    jv = K.Var("int", j)
     ne_words = [w for x0 in st.ne for w in _words(x0.e)]
     head = []
     for slot, name in zip(st.slots, seen):
@@ -242,58 +282,47 @@ def _prefix(c: Ctx, body: Ctx, x: SVal, g: K.Expr, st: _Status, op: SVal, state:
     for other in flags[1:]:
         ready = K.binop("and", ready, K.binop("eq", other, flags[0]))
     spin = K.Loop(tuple(head), K.unop("not", ready), ())
-    lane = ((K.Let(j, K.sub(K.Var("int", end), lid)), K.DeclVar(f, K.cint(INCLUSIVE)))
+    return ((K.Let(j, K.sub(K.Var("int", win.end), lid)), K.DeclVar(f, K.cint(INCLUSIVE)))
             + tuple(K.DeclVar(v, w) for v, w in zip(vals, ne_words))
             + (K.If(K.binop("ge", jv, K.cint(0)),
                     tuple(K.DeclVar(name, K.Const("long", 0)) for name in seen)
                     + (spin, K.Assign(f, flags[0]))
                     + tuple(K.Assign(v, K.call("lo_word", (K.Var("long", name),), "int"))
                             for v, name in zip(vals, seen))),
-               K.Store(win_flag, lid, fv))
-            + tuple(K.Store(buf, lid, K.Var("int", v)) for buf, v in zip(win, vals)))
-    # then every work-item alike folds the window forwards from the nearest inclusive prefix
-    # (op (op P a1) a2 ...: the evaluator's order); where the window holds none, all of it,
-    # and the window moves back (what the windows after it gave is combined after it)
-    ids = [b.fresh("acc") for _ in st.ne] + [b.fresh("before") for _ in st.ne]
-    acc_names, newer = ids[:len(st.ne)], ids[len(st.ne):]
-    for name, x0 in zip(newer, st.ne):
-        c.emit(K.DeclVar(name, x0.e))
-    done, has = b.fresh("done"), b.fresh("has")
-    c.emit(K.DeclVar(done, K.Const("bool", False)))
-    c.emit(K.DeclVar(has, K.Const("bool", False)))
-    c.emit(K.DeclVar(end, K.sub(g, K.cint(1))))
+               K.Store(win.flags, lid, K.Var("int", f)))
+            + tuple(K.Store(buf, lid, K.Var("int", v)) for buf, v in zip(win.words, vals)))
 
-    def value(names) -> SVal:
-        return build(st.shape, iter([SScalar(K.Var(x0.e.ty, n)) for n, x0 in zip(names, st.ne)]))
+
+def _fold_window(c: Ctx, st: _Status, win: _Window, op: SVal, newer: list[str], done: str, has: str) -> tuple:
+    """Every work-item alike folds the window forwards from its nearest inclusive prefix (op
+    (op P a1) a2 ...: the evaluator's order, so floats agree exactly), or where it holds none,
+    all of it; what the windows after it gave (`newer`, where `has`) is combined after it.
+    `done` once an inclusive prefix was seen."""
+    b = c.b
+    acc = [b.fresh("acc") for _ in st.ne]
+    r, started = b.fresh("r"), b.fresh("started")
+    lv = K.sub(K.cint(win.width - 1), K.Var("int", r))
+    got = _decode(st, [K.Load("int", buf, lv) for buf in win.words])
+    inclusive = K.binop("eq", K.Load("int", win.flags, lv), K.cint(INCLUSIVE))
 
     def assign(ctx: Ctx, names, v: SVal):
         for name, x in zip(names, scalar_leaves(ctx, v, "the values scanConcat's parts exchange")):
             ctx.emit(K.Assign(name, x.e))
-    r, started = b.fresh("r"), b.fresh("started")
-    lv = K.sub(K.cint(width - 1), K.Var("int", r))
-    got = _decode(st, [K.Load("int", buf, lv) for buf in win])
-    inclusive = K.binop("eq", K.Load("int", win_flag, lv), K.cint(INCLUSIVE))
     restart, fold, after = c.sub(), c.sub(), c.sub()
-    assign(restart, acc_names, got)
+    assign(restart, acc, got)
     restart.emit(K.Assign(started, K.Const("bool", True)))
     restart.emit(K.Assign(done, K.binop("or", K.Var("bool", done), inclusive)))
-    assign(fold, acc_names, apply2(fold, op, value(acc_names), got))
-    assign(after, acc_names, apply2(after, op, value(acc_names), value(newer)))
-    combine = ((K.DeclVar(started, K.Const("bool", False)),)
-               + tuple(K.DeclVar(name, x0.e) for name, x0 in zip(acc_names, st.ne))
-               + (K.SeqFor(r, K.cint(width), (K.If(K.binop("or", inclusive, K.unop("not", K.Var("bool", started))),
-                                                   tuple(restart.stmts), tuple(fold.stmts)),)),
-                  K.If(K.Var("bool", has), tuple(after.stmts)))
-               + tuple(K.Assign(n, K.Var(x0.e.ty, a)) for n, a, x0 in zip(newer, acc_names, st.ne))
-               + (K.Assign(has, K.Const("bool", True)),))
-    c.emit(K.Loop((), K.unop("not", K.Var("bool", done)),
-                  (K.If(K.lt(lid, K.cint(width)), lane), K.Barrier("the look-back window is read"))
-                  + combine + (K.Barrier("the look-back window is combined"),
-                               K.Assign(end, K.sub(K.Var("int", end), K.cint(width))))))
-    exclusive = value(newer)
-    # work-item 0 publishes the inclusive prefix
-    last = c.sub()
-    incl = [last.bind(w, "word") for w in _encode(last, apply2(last, op, exclusive, x),
-                                                  "the values scanConcat's parts exchange")]
-    c.emit(K.If(lid0, tuple(last.stmts) + publish(INCLUSIVE, incl)))
-    return exclusive
+    assign(fold, acc, apply2(fold, op, _values(st, acc), got))
+    assign(after, acc, apply2(after, op, _values(st, acc), _values(st, newer)))
+    return ((K.DeclVar(started, K.Const("bool", False)),)
+            + tuple(K.DeclVar(name, x0.e) for name, x0 in zip(acc, st.ne))
+            + (K.SeqFor(r, K.cint(win.width), (K.If(K.binop("or", inclusive, K.unop("not", K.Var("bool", started))),
+                                                    tuple(restart.stmts), tuple(fold.stmts)),)),
+               K.If(K.Var("bool", has), tuple(after.stmts)))
+            + tuple(K.Assign(n, K.Var(x0.e.ty, a)) for n, a, x0 in zip(newer, acc, st.ne))
+            + (K.Assign(has, K.Const("bool", True)),))
+
+
+def _values(st: _Status, names) -> SVal:
+    """A value of the exchanged shape held in the variables `names`."""
+    return build(st.shape, iter([SScalar(K.Var(x0.e.ty, n)) for n, x0 in zip(names, st.ne)]))
