@@ -217,9 +217,9 @@ class PackConcatDelay(ConcatDelay):
     __slots__ = ("offsets",)
 
     def __init__(self, chunk: int, parts: list, offsets: list, span):
+        """`offsets`: the start of each part, then the length of the whole."""
         super().__init__(chunk, Pull(len(parts), parts.__getitem__), span)
-        self.offsets = offsets
-        self.length = offsets[-1] if offsets else 0
+        self.length = offsets[-1]
         self.offsets = offsets[:-1]
 
 
