@@ -122,6 +122,15 @@ def test_emitted_module_names_profiles_and_device_arrays(tmp_path):
     sys.modules.pop("kmod", None)
 
 
+def test_emitted_module_runs_a_filter_whose_length_the_device_computes(tmp_path):
+    """filter is a packConcat: 64-bit status words, a length read back after its kernel."""
+    device_or_skip()
+    mod = emitted_module(tmp_path, str(REPO / "tests" / "programs" / "irregular.fcl"), "-e", "evens")
+    xs = np.arange(-9000, 11000, 3, dtype=np.int32)
+    assert list(mod.Kernels().evens(xs)) == [x for x in xs if x % 2 == 0]
+    sys.modules.pop("kmod", None)
+
+
 @pytest.mark.parametrize("source, what", [
     # the length of a block's array comes from the contents of its own part
     ("fun kernel arr = splitUp 8 arr |> mapPull (fn c => push <block> (force (push <block> "
