@@ -481,39 +481,35 @@ def setup_radix_sort(alloc, bufs, dims, out):
     """LSD radix sort, 4 bits a pass: 8 passes of upsweep (digit counts of each work-group's
     tiles), scan (one work-group) and downsweep (rank in local memory, scatter); the input,
     then the scratch buffer and `out` in turn, the last pass writing `out`."""
-    n = dims[0]
-    per_group, groups = radix_sort_grid(n)
-    scratch, hist = alloc(4 * max(1, n)), alloc(4 * 16 * groups)
-    launches, src = [], bufs["a"]
-    for p in range(SORT_PASSES):
-        dst = out if p % 2 else scratch
-        shift = np.int32(SORT_BITS * p)
-        launches += [
-            Launch("radix_upsweep", (src, hist, np.int32(n), shift, np.int32(per_group)), (groups * BS,), (BS,)),
-            Launch("radix_scan", (hist, np.int32(16 * groups)), (BS,), (BS,)),
-            Launch("radix_downsweep", (src, dst, hist, np.int32(n), shift, np.int32(per_group)),
-                   (groups * BS,), (BS,))]
-        src = dst
-    return launches
+    return radix_passes(alloc, bufs, dims, out, pairs=False)
 
 
 def setup_radix_sort_pairs(alloc, bufs, dims, out):
     """The keys bufs["a"] sorted as setup_radix_sort, each moving its value from bufs["b"]
     with it: `out` gets the values in the keys' sorted order (stable: equal keys keep their
     values' order), a scratch buffer the sorted keys."""
+    return radix_passes(alloc, bufs, dims, out, pairs=True)
+
+
+def radix_passes(alloc, bufs, dims, out, pairs: bool):
+    """The launches of setup_radix_sort (pairs: of setup_radix_sort_pairs)."""
     n = dims[0]
     per_group, groups = radix_sort_grid(n)
     nbytes = 4 * max(1, n)
-    keys_out, kscratch, vscratch, hist = alloc(nbytes), alloc(nbytes), alloc(nbytes), alloc(4 * 16 * groups)
-    launches, src, vsrc = [], bufs["a"], bufs["b"]
+    hist = alloc(4 * 16 * groups)
+    if pairs:
+        keys_out, kscratch, vscratch = alloc(nbytes), alloc(nbytes), alloc(nbytes)
+    else:
+        keys_out, kscratch, vscratch = out, alloc(nbytes), None
+    launches, src, vsrc = [], bufs["a"], bufs.get("b")
     for p in range(SORT_PASSES):
         dst, vdst = (keys_out, out) if p % 2 else (kscratch, vscratch)
         shift = np.int32(SORT_BITS * p)
+        down = (("radix_pairs_downsweep", (src, dst, vsrc, vdst)) if pairs else ("radix_downsweep", (src, dst)))
         launches += [
             Launch("radix_upsweep", (src, hist, np.int32(n), shift, np.int32(per_group)), (groups * BS,), (BS,)),
             Launch("radix_scan", (hist, np.int32(16 * groups)), (BS,), (BS,)),
-            Launch("radix_pairs_downsweep", (src, dst, vsrc, vdst, hist, np.int32(n), shift, np.int32(per_group)),
-                   (groups * BS,), (BS,))]
+            Launch(down[0], down[1] + (hist, np.int32(n), shift, np.int32(per_group)), (groups * BS,), (BS,))]
         src, vsrc = dst, vdst
     return launches
 

@@ -162,18 +162,22 @@ class Builder:
         var = K.Var("int", self.fresh("hsize"))
         word = self.buffer("global", K.cint(1), f"length of {what}, computed on the device", "size",
                            prefix="size", ty="int")
-        kept = self.top, self.locals, self.privates
-        self.top, self.locals, self.privates = [], [], []
-        self.top.append(K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)),
-                             (K.Store(word.name, K.cint(0), n),)))
-        self.close_kernel()
-        self.top, self.locals, self.privates = kept
+        self.kernel_before((K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)),
+                                 (K.Store(word.name, K.cint(0), n),)),))
         self.host.append(P.ReadScalar(var.name, word.name))
         self.params.add(var.name)
         self.host_vars.append(K.Param(var.name, "int"))
         self.length_spans[var.name] = self.span
         self.read_backs[key] = var
         return var
+
+    def kernel_before(self, stmts):
+        """A kernel of `stmts` (global memory only) launched before the current one, whose
+        statements so far stay where they are."""
+        kept = self.top, self.locals, self.privates
+        self.top, self.locals, self.privates = list(stmts), [], []
+        self.close_kernel()
+        self.top, self.locals, self.privates = kept
 
     def _unshared(self, e: K.Expr) -> K.Expr:
         """`e` with the names `Ctx.share` gave at the top of kernels replaced by their values."""

@@ -13,8 +13,8 @@ from fcl.base.errors import CompilerBug, CompilerLimitation, Span
 from fcl.base.hw import Level
 from fcl.codegen import kir as K
 from fcl.codegen.lower.builder import Ctx
-from fcl.codegen.lower.values import (SFun, SLevelFun, SPair, SPull, SPush, SScalar, SVal, apply, rebuild,
-                                      scalar_leaves, zero_of)
+from fcl.codegen.lower.values import (SFun, SLevelFun, SPair, SPull, SPush, SScalar, SVal, apply, build,
+                                      scalar_leaves, shape_of, zero_of)
 
 
 def merge_pure(c: K.Expr, a: SVal, b: SVal, span: Span | None = None) -> SVal:
@@ -58,7 +58,7 @@ def branch(ctx: Ctx, c: K.Expr, then: Callable, else_: Callable, span: Span | No
         then_stmts += tuple(K.Assign(v, x.e) for v, x in zip(names, leaves_a))
         else_stmts += tuple(K.Assign(v, x.e) for v, x in zip(names, leaves_b))
         emit_if(ctx, c, then_stmts, else_stmts, span)
-        return rebuild(a, iter(SScalar(K.Var(x.e.ty, v)) for v, x in zip(names, leaves_a)))
+        return build(shape_of(a), iter(SScalar(K.Var(x.e.ty, v)) for v, x in zip(names, leaves_a)))
     c = emit_if(ctx, c, then_stmts, else_stmts, span)
     return merge_pure(c, a, b, span)
 

@@ -143,15 +143,11 @@ class _Status:
         buffer and the ticket counter."""
         if b.dry:
             return
-        kept = b.top, b.locals, b.privates
-        b.top, b.locals, b.privates = [], [], []
         i = b.fresh("i")
-        b.top.append(K.ParFor(Level.GRID, i, self.n, tuple(K.Store(buf, K.Var("int", i), K.Const("long", 0))
-                                                           for buf in self.slots)))
-        b.top.append(K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)),
-                          (K.Store(self.ticket, K.cint(0), K.cint(0)),)))
-        b.close_kernel()
-        b.top, b.locals, b.privates = kept
+        b.kernel_before((K.ParFor(Level.GRID, i, self.n, tuple(K.Store(buf, K.Var("int", i), K.Const("long", 0))
+                                                               for buf in self.slots)),
+                         K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)),
+                              (K.Store(self.ticket, K.cint(0), K.cint(0)),))))
 
 
 def _take_ticket(body: Ctx, st: _Status, n: K.Expr) -> K.Expr:

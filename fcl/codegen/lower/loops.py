@@ -19,8 +19,8 @@ from fcl.codegen import plan as P
 from fcl.codegen.lower.builder import BufRec, Builder, Ctx, origin_of
 from fcl.codegen.lower.schemes import (check_level, host_length, names_of, outside_barriers, placements, reader, store_writer,
                                        sync)
-from fcl.codegen.lower.values import (SPair, SPull, SPush, SScalar, Shape, SVal, apply, apply2, as_scalar, rebuild,
-                                      scalar_leaves, shape_leaves)
+from fcl.codegen.lower.values import (SPair, SPull, SPush, SScalar, Shape, SVal, apply, apply2, as_scalar, build,
+                                      scalar_leaves, shape_leaves, shape_of)
 
 
 UNROLL_MAX = 16           # constant foldl/while trip counts up to this are unrolled
@@ -492,7 +492,7 @@ def state_loop(c: Ctx, n: K.Expr, state: SVal, what: str, step, prefix: str = "s
     names = [c.b.fresh(prefix) for _ in leaves]
     for name, leaf in zip(names, leaves):
         c.emit(K.DeclVar(name, leaf.e))
-    st = rebuild(state, iter(SScalar(K.Var(l.e.ty, nm)) for nm, l in zip(names, leaves)))
+    st = build(shape_of(state), iter(SScalar(K.Var(l.e.ty, nm)) for nm, l in zip(names, leaves)))
     body = c.sub(guard=n)
     var = c.b.fresh("k")
     temps = step(body, st, K.Var("int", var))
@@ -566,7 +566,7 @@ def _seqfor_step(ctx, f, state, i) -> SPair:
 def _bound(ctx, v: SVal) -> SVal:
     """Element `v` (a scalar or pairs of them) with each scalar named once."""
     leaves = scalar_leaves(ctx, v, "the elements of a seqfor")
-    return rebuild(v, iter(SScalar(ctx.bind(x.e, "sv")) for x in leaves))
+    return build(shape_of(v), iter(SScalar(ctx.bind(x.e, "sv")) for x in leaves))
 
 
 def foldl(ctx: Ctx, f: SVal, acc: SVal, arr: SPull) -> SVal:

@@ -271,17 +271,14 @@ def force(ctx: Ctx, arr: SPush, ty: Shape) -> SPull:
     if arr.level == Level.GRID and not ctx.top:
         raise ctx.limitation("grid-nesting", "a grid-level array can only be forced at the top level of a kernel, "
                         "not inside a part of a concat or inside per-element work")
-    if arr.bound is not None:       # its length is known once it has run: room for the most
-        recs, base = placements(ctx, arr.level, host_length(ctx, arr.bound, "the array this force stores"),
-                                "force", "force", ty)
-        arr.run(ctx, store_writer(recs, base))
-        ctx.b.split_kernel()
-        return reader(names_of(recs), base, host_length(ctx, arr.n, "the array this force stores"), ty)
-    n = host_length(ctx, arr.n, "the array this force stores")
+    # (an array whose length is known once it has run, a packConcat's: room for the most)
+    n = host_length(ctx, arr.n if arr.bound is None else arr.bound, "the array this force stores")
     recs, base = placements(ctx, arr.level, n, "force", "force", ty)
     arr.run(ctx, store_writer(recs, base))
     if arr.level == Level.GRID:
         ctx.b.split_kernel()
+    if arr.bound is not None:
+        n = host_length(ctx, arr.n, "the array this force stores")
     sync(ctx, arr.level, recs[0].origin)
     return reader(names_of(recs), base, n, ty)
 

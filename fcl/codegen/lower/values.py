@@ -149,13 +149,6 @@ def scalar_leaves(ctx, v: SVal, what: str = "a loop's state", span: Span | None 
                        span or ctx.b.span)
 
 
-def rebuild(shape: SVal, leaves) -> SVal:
-    """A value of the shape of `shape` (scalars, pairs) made of the scalars `leaves` gives, in order."""
-    if isinstance(shape, SScalar):
-        return next(leaves)
-    return SPair(rebuild(shape.a, leaves), rebuild(shape.b, leaves))
-
-
 def zero_of(ty: str):
     """The zero of scalar type `ty`, as a Python value."""
     return {"int": 0, "float": 0.0, "double": 0.0, "bool": False}[ty]
