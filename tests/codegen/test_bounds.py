@@ -111,7 +111,8 @@ def test_the_api_and_the_emitted_module_report_it(repo_env, tmp_path):
 # the range analysis knows nothing of such a scalar (`Ranges.for_plan` reads each host
 # scalar's expression with the params' intervals only).
 BENCH_ROWS = {"revDistribute 1024": 0, "sumAll (prelude reduce)": 0, "scanAll (prelude scan)": 3,
-              "transposeTiled 32": 0, "matvecF (a warp per row)": 0, "matmulF": 0}
+              "transposeTiled 32": 0, "matvecF (prelude: a work-group per row)": 0,
+              "matvecWarp (a warp per row)": 0, "matmulF (prelude: 8x8 a work-item, 128x128 tiles)": 0}
 
 
 def test_benchmark_kernels_keep_only_the_checks_they_need():

@@ -5,6 +5,8 @@ through the interpreter with all passes, with none, and with each one off);
 here each pass is fed small hand-built kernels, and the range analysis is
 asked directly.  No device.
 """
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -521,6 +523,31 @@ def test_privatise_keeps_a_power_state_each_work_item_reads_alone_in_registers()
         assert privatise(plan) == plan
 
 
+def test_privatise_keeps_a_whole_power_state_in_registers_from_its_fill_to_its_last_read():
+    """A state the work-group fills with one value (a strided loop) and that every work-item
+    then reads only at its own element needs no local memory at all (the prelude's matmulF);
+    a fill that depends on the index, or a last read of another work-item's element, keeps
+    the buffer (and the copy back after the loop)."""
+    from fcl.codegen.passes.privatise import privatise
+
+    def plan(fill, last_read):
+        p = power_plan(lid)
+        k = p.kernels[0]
+        init = K.For("i", lid, K.cint(64), K.cint(64), (K.Store("t1", K.Var("int", "i"), fill),))
+        body = (init, *k.body[1:-1], K.Store("b", lid, K.Load("int", "cur", last_read)))
+        return dataclasses.replace(p, kernels=(dataclasses.replace(k, body=body),))
+
+    whole = plan(K.cint(7), lid)
+    out = privatise(whole).kernels[0]
+    assert out.locals_ == () and not any(isinstance(s, K.Barrier) for s in out.body[1:])
+    for steps in (0, 1, 2, 5):
+        want = 7 + np.full(64, steps * (steps - 1) // 2)
+        assert np.array_equal(run_power(privatise(whole), steps), want)
+        assert np.array_equal(run_power(whole, steps), want)
+    for kept in (plan(K.Var("int", "i"), lid), plan(K.cint(7), K.sub(K.cint(63), lid))):
+        assert [b.name for b in privatise(kept).kernels[0].locals_] == ["t1"]
+
+
 def test_privatise_takes_matmul_reg_tile_of_c_out_of_local_memory():
     """Structure only (test_interp runs matmulReg's test blocks with every pass, and with
     privatise off, against the evaluator): one local buffer fewer, no ping-pong."""
@@ -529,3 +556,15 @@ def test_privatise_takes_matmul_reg_tile_of_c_out_of_local_memory():
     off = prog.compile("matmulReg", block_size=64, no_pass=("privatise",))
     assert len(on.plan.kernels[0].locals_) == len(off.plan.kernels[0].locals_) - 1
     assert "tmp = cur" in off.opencl_source and "tmp = cur" not in on.opencl_source
+
+
+@pytest.mark.parametrize("static", [(2, 3, 2), (100, 64, 100), (4096, 4096, 4096)])
+def test_prelude_matmul_keeps_its_tile_of_c_in_registers_at_every_k(static):
+    """The prelude's matmulF at #BlockSize 256 (128 x 128 tiles of C, 64 KB) needs only its two
+    K-tiles in local memory (16 KB), whether the K loop runs once (its loop stays a loop for
+    privatise: `unroll` leaves a power's one-step loop), a few times (a long state is not
+    unrolled at compile time) or 256 times."""
+    prog = fcl.load(f"val s = {static[0]}")
+    kernel = prog.compile("matmulF", block_size=256, static=dict(zip(("n", "k", "m"), static)))
+    for k in kernel.plan.kernels:
+        assert all(b.size == K.cint(2048) for b in k.locals_), [(b.name, b.size) for b in k.locals_]

@@ -172,7 +172,8 @@ REFERENCES = {
     ("matmul", "matmulF"): lambda a, bs: _matmul_f(*a),
     ("matmul", "matmulReg"): lambda a, bs: _matmul_f(*a),
     ("matmul", "matmulCached"): lambda a, bs: _matmul_f(*a),
-    ("matvec", "matvecRows"): lambda a, bs: _matvec_f(*a),
+    ("matvec", "matvecWarp"): lambda a, bs: _matvec_f(*a),
+    ("matmul", "matmulStaged"): lambda a, bs: _matmul_f(*a),
     ("reduce", "sumAllBy"): lambda a, bs: _wrap([np.asarray(a[1], np.int64).sum()]),
     ("reduce", "sumStride"): lambda a, bs: _wrap([np.asarray(a[0], np.int64).sum()]),
     ("scan", "scanAllBy"): lambda a, bs: _wrap(np.cumsum(np.asarray(a[1], np.int64))),
@@ -241,7 +242,7 @@ def _evaluator(path: Path, bs: int) -> Evaluator:
 
 def _args(path: Path, case) -> list:
     _, checked = _checked(path)
-    ty = checked.schemes[case.entry].body
+    ty = checked.env.lookup(case.entry).body        # the file's declaration or the prelude's
     args = []
     for k, text in enumerate(case.args, start=1):
         args.append(coerce_arg(parse_arg(text, position=k), ty.arg, k))

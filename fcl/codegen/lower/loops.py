@@ -25,6 +25,7 @@ from fcl.codegen.lower.values import (SPair, SPull, SPush, SScalar, Shape, SVal,
 
 UNROLL_MAX = 16           # constant foldl/while trip counts up to this are unrolled
 WHILE_UNROLL_MAX = 64     # a while whose condition is known at compile time unrolls this far
+UNROLL_STATE_MAX = 4096   # a block- or warp-level power whose state is longer stays a loop
 
 
 def while_loop(ctx: Ctx, cond: SVal, step: SVal, init: SPush, ty: Shape) -> SPull:
@@ -54,7 +55,11 @@ def power_loop(ctx: Ctx, count: SScalar, step: SVal, init: SPush, ty: Shape) -> 
     # of launches rather than unrolled into copies of its kernels
     many = pp.level == Level.GRID and K.is_const(n) and n.value > 2 and _forces_grid_arrays(
         ctx, lambda c, a: apply2(c, step, SScalar(K.cint(0)), a), pp.array())
-    if isinstance(n, K.Const) and n.value <= WHILE_UNROLL_MAX and not many:
+    # a long block- or warp-level state stays a loop even with a constant count: there the
+    # privatise pass can keep each work-item's share in registers (a 128 x 128 tile of a
+    # matrix product), where unrolled steps would each need a copy in local memory
+    long_state = pp.level != Level.GRID and not (isinstance(pp.n, K.Const) and pp.n.value <= UNROLL_STATE_MAX)
+    if isinstance(n, K.Const) and n.value <= WHILE_UNROLL_MAX and not many and not long_state:
         for k in range(n.value):
             pp.step(apply2(ctx, step, SScalar(K.cint(k)), pp.array()))
         return pp.array()

@@ -56,7 +56,7 @@ def privatise(plan: P.Plan) -> P.Plan:
 def _kernel(plan: P.Plan, k: K.Kernel) -> K.Kernel:
     if not any(isinstance(s, K.SwapPtr) for s in K.walk_stmts(k.body)):
         return k
-    rewrite = _Rewrite(KernelFacts(k), K.Names(k))
+    rewrite = _Rewrite(KernelFacts(k), K.Names(k), plan.block_size)
     body = rewrite.block(k.body)
     if body == k.body:
         return k
@@ -67,24 +67,33 @@ def _kernel(plan: P.Plan, k: K.Kernel) -> K.Kernel:
 
 
 class _Rewrite:
-    def __init__(self, facts: KernelFacts, names: K.Names):
+    def __init__(self, facts: KernelFacts, names: K.Names, block_size: int):
         self.facts = facts
         self.names = names
+        self.block_size = block_size
         self.aliases: dict[str, str] = {}     # pointer -> the buffer it stays on
+        self.uses = _uses(facts.k.body)       # buffer -> the statements of the kernel that use it
 
     def block(self, stmts) -> tuple:
         out = []
-        for i, s in enumerate(stmts):
+        rest = list(stmts)
+        while rest:
+            s = rest.pop(0)
             bodies = {name: self.block(getattr(s, name)) for name, kind in K._child_fields(type(s))
                       if kind == "block"}
             s = dataclasses.replace(s, **bodies) if bodies else s
-            private = self.loop(s, out, stmts[i + 1:]) if isinstance(s, K.For) else None
-            out.extend(private or (s,))
+            private = self.loop(s, out, tuple(rest)) if isinstance(s, K.For) else None
+            if private is None:
+                out.append(s)
+            else:
+                out.extend(private[0])
+                rest = list(private[1])
         return tuple(out)
 
-    def loop(self, loop: K.For, before: list, after) -> tuple | None:
-        """The statements that replace `loop` when its state can be private (`before`, the
-        statements of the block so far, loses the `nxt` pointer), else None."""
+    def loop(self, loop: K.For, before: list, after: tuple) -> tuple | None:
+        """(the statements that replace `loop`, those that replace `after`, the rest of its
+        block) when its state can be private (`before`, the statements of the block so far,
+        loses the `nxt` pointer), else None."""
         if not (loop.body and isinstance(loop.body[-1], K.SwapPtr)):
             return None
         cur, nxt = loop.body[-1].a, loop.body[-1].b
@@ -95,6 +104,7 @@ class _Rewrite:
                 and nxt not in K.buffers_used([s for s in before if s is not ptrs[nxt]])):
             return None
         ty = ptrs[cur].ty
+        here = _uses((*before, loop, *after))
         varying = K.defined_in(loop.body) | {loop.var} | self.facts.assigned
         slots: dict = {}        # slot key -> (register, its new value's name)
         body = []
@@ -113,18 +123,57 @@ class _Rewrite:
         before.remove(ptrs[cur])
         self.aliases[cur] = ptrs[cur].init
         body += tuple(K.Assign(reg, K.Var(ty, new)) for reg, new in slots.values())
+        whole = self.whole(ptrs[cur].init, cur, nxt, before, after, slots, ty, here)
+        if whole is not None:
+            decls, after = whole
+            return (*decls, dataclasses.replace(loop, body=body)), after
         runs = K.lt(loop.start, loop.stop)
         zero = K.const({"bool": False, "int": 0}.get(ty, 0.0), ty)
         loads = tuple(K.DeclVar(reg, K.select(runs, K.Load(ty, cur, _index(key)), zero))
                       for key, (reg, _) in slots.items())
         stores = tuple(K.Store(cur, _index(key), K.Var(ty, reg)) for key, (reg, _) in slots.items())
         back = K.If(runs, stores + (K.Barrier("the power's state from registers to local memory"),))
-        return (*loads, dataclasses.replace(loop, body=body), back)
+        return (*loads, dataclasses.replace(loop, body=body), back), after
+
+    def whole(self, buf: str, cur: str, nxt: str, before: list, after: tuple, slots: dict, ty: str,
+              here: dict):
+        """(the registers' declarations, `after` reading them) where the state need not be in
+        local memory at all, else None: the initial state is one value written to every
+        element of `buf` by the work-group's strided loop (a block-level generate's `for i =
+        lid; i < size; i += #BlockSize`), nothing but the loop's block uses `buf` (`here`
+        counts its statements that do), and everything after the loop reads the state at a
+        work-item's own slots only (perThread's reading of the result, its loops of at most
+        MAX_SLOTS elements made straight-line).  The registers then start at that value, and
+        the state never goes back to local memory: a power whose state is larger than local
+        memory (a 128 x 128 tile of a matrix product) fits."""
+        inits = [s for s in before if buf in K.buffers_used([s])]
+        size = next((b.size for b in self.facts.k.locals_ if b.name == buf), None)
+        if len(inits) != 1 or size is None or self.uses.get(buf) != here.get(buf):
+            return None
+        value = self.fill_value(inits[0], buf, size, {skewed for skewed, _, _ in slots})
+        if value is None:
+            return None
+        registers = {key: reg for key, (reg, _) in slots.items()}
+        unknown = []
+
+        def load(e):
+            if isinstance(e, K.Load) and e.buf == cur:
+                key = self.key(e.index, self.facts.assigned)
+                if key in registers:
+                    return K.Var(ty, registers[key])
+                unknown.append(e)
+            return e
+
+        out = K.map_stmts(lambda s: s, load, tuple(self.straight(after, cur)), lambda e: cur in e.buffers_read)
+        if unknown or {cur, nxt, buf} & K.buffers_used(out):
+            return None
+        before.remove(inits[0])
+        return tuple(K.DeclVar(reg, value) for reg, _ in slots.values()), out
 
     def straight(self, stmts, nxt: str) -> list:
-        """`stmts` with each loop of a constant count of at most MAX_SLOTS that stores to `nxt`
+        """`stmts` with each loop of a constant count of at most MAX_SLOTS that uses `nxt`
         (a work-item's run of state elements: perThread's `generate s` beyond `unroll`'s
-        limits) as straight-line copies, so its stores have indexes of their own."""
+        limits) as straight-line copies, so its accesses have indexes of their own."""
         out = []
         for s in stmts:
             trips = _trips(s) if isinstance(s, K.For) and nxt in K.buffers_used(s.body) else None
@@ -136,6 +185,20 @@ class _Rewrite:
             self.facts.lets.update((x.var, x.expr) for x in straight if isinstance(x, K.Let))
             out.extend(straight)
         return out
+
+    def fill_value(self, s: K.Stmt, buf: str, size: K.Expr, skews: set) -> K.Expr | None:
+        """The value `s` writes to every element of `buf` (of `size` elements), where `s` is
+        `for i = lid; i < size; i += #BlockSize` storing one pure value that does not depend
+        on i at index i (skewed or not, as the slots are), else None."""
+        if not (isinstance(s, K.For) and isinstance(s.start, K.HwId) and s.start.name == K.Hw.LID
+                and K.is_const(s.step, self.block_size) and s.stop == size and len(s.body) == 1
+                and isinstance(s.body[0], K.Store) and s.body[0].buf == buf and len(skews) == 1):
+            return None
+        at, value = K.Var("int", s.var), s.body[0].value
+        index = K.Call("int", "skew", (at,)) if True in skews else at
+        if s.body[0].index != index or not self.facts.pure(value) or s.var in value.names:
+            return None
+        return value
 
     def key(self, index: K.Expr, varying: set):
         """The slot an index names: (skewed?, its linear form), when its terms are the same in
@@ -164,6 +227,16 @@ class _Rewrite:
         if unknown or {cur, nxt} & K.buffers_used(out):
             return None
         return out
+
+
+def _uses(stmts) -> dict[str, int]:
+    """How many statements of `stmts` (nested ones included) use each buffer or pointer."""
+    count: dict[str, int] = {}
+    for s in K.walk_stmts(stmts):
+        reads, writes = K.accesses(s)
+        for name in reads | writes:
+            count[name] = count.get(name, 0) + 1
+    return count
 
 
 def _trips(loop: K.For) -> int | None:

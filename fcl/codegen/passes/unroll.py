@@ -14,7 +14,8 @@ can then be in flight together (the target compiler rarely unrolls a loop
 whose start is the local id).  A loop that every work-item runs exactly once
 becomes its body whatever it holds (a warp's part loop where there are no
 more parts than warps: fewer loops around barriers for the target compiler),
-and one that none runs goes.  Not here: loops whose body holds a barrier
+unless it is a power's step between its two buffers (`privatise` looks for
+those loops), and one that none runs goes.  Not here: loops whose body holds a barrier
 (their rounds are few and long, and PoCL miscompiles some straight-line
 sequences of barriers under conditions: tests/programs/fuzz_regressions.fcl
 warpIfForce gave wrong results there), partial unrolling of long loops,
@@ -72,8 +73,9 @@ def _unroll(s: K.Stmt, r: Ranges, names: K.Names):
     fewest, most = bounds
     if most == 0:                   # no work-item runs it
         return ()
-    if fewest == most == 1:         # every work-item runs it once: its body, barriers and loops too
-        return (K.Let(s.var, s.start),) + s.body
+    pingpong = bool(s.body) and isinstance(s.body[-1], K.SwapPtr)
+    if fewest == most == 1 and not pingpong:    # every work-item runs it once: its body, barriers
+        return (K.Let(s.var, s.start),) + s.body  # and loops too (a power's loop stays, for `privatise`)
     if most > MAX_TRIPS or most * (_size(s.body) + 1) > MAX_STATEMENTS:
         return s
     if K.contains_barrier(s.body) or any(isinstance(x, (K.For, K.SeqFor, K.ParFor, K.PartFor, K.Loop))
