@@ -29,9 +29,10 @@ LAYERS = {
     "fcl.codegen.lower": 6,
     "fcl.runtime": 7,
     "fcl.api": 8,
-    "fcl.tools": 9,
-    "fcl.fuzz": 10,
-    "fcl": 11,                       # the facade, fcl/__init__.py
+    "fcl.distributed": 9,
+    "fcl.tools": 10,
+    "fcl.fuzz": 11,
+    "fcl": 12,                       # the facade, fcl/__init__.py
 }
 
 

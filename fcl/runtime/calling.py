@@ -39,6 +39,7 @@ def python_names(names, count: int) -> list:
     out = []
     for k in range(count):
         name = names[k].replace("'", "_") if k < len(names) and names[k] else f"arg{k + 1}"
+        name = name if name.isidentifier() else f"arg{k + 1}"
         while keyword.iskeyword(name) or name == "self" or name in out or not name.isidentifier():
             name += "_"
         out.append(name)

@@ -164,6 +164,7 @@ EXAMPLES = {
     "eval": "examples:\n  fclc eval examples/reverse.fcl -e revDistribute 4 iota:16\n"
             "  fclc eval examples/reduce.fcl -e sumChunks 8 iota:32 --cost",
     "run": "examples:\n  fclc run examples/reverse.fcl -e revDistribute 4 iota:16\n"
+           "  mpiexec -n 2 fclc run --distributed examples/distributed.fcl -e total iota:1000000\n"
            "  fclc run examples/reduce.fcl -e sumChunksD 512 random:1048576:double -o sums.npy",
     "bench": "examples:\n  fclc bench examples/reduce.fcl -e sumChunks 512 iota:16777216\n"
              "  fclc bench examples/reverse.fcl -e revDistribute      (the datasets of its test blocks)",
@@ -248,6 +249,16 @@ def build_parser() -> argparse.ArgumentParser:
         e.add_argument("-e", "--entry", required=True, metavar="NAME",
                        help="the declaration to run (its parameters take the ARGs)")
         e.add_argument("args", nargs="*", metavar="ARG", help="the arguments (below)")
+        if name == "run":
+            e.add_argument("--distributed", action="store_true",
+                           help="under `mpiexec -n R`: each rank runs NAME on a block of the split "
+                                "arguments on its own device (docs/distributed.md)")
+            e.add_argument("--halo", type=int, default=None, metavar="H",
+                           help="with --distributed: NAME is local, element i of its result reading "
+                                "elements i-H .. i+H of the split arguments only (a map: 0)")
+            e.add_argument("--replicate", action="append", default=[], metavar="NAME",
+                           help="with --distributed: every rank takes the whole of array parameter NAME "
+                                "(or 1-based position) instead of a block (repeatable)")
         if name not in ("bench", "tune"):
             e.add_argument("-o", "--output", metavar="OUT.npy",
                            help="write an array result to a .npy file instead of printing it")
@@ -397,12 +408,66 @@ def cmd_eval(args):
 
 
 def cmd_run(args):
+    if args.distributed:
+        return run_distributed(args)
+    if args.halo is not None or args.replicate:
+        raise ArgumentError(f"{'--halo' if args.halo is not None else '--replicate'} says how a distributed run "
+                            f"splits the entry: use it with --distributed, under mpiexec")
     if args.output:
         check_npy_path(args.output)
     prog = load(args)
     values = parse_args(args)
     kernel = prog.compile(args.entry, **tuned_options(args, prog, values))
     emit_result(args, kernel(*values))
+
+
+def run_distributed(args):
+    """`mpiexec -n R fclc run --distributed ...`: every rank runs the entry on its block
+    (docs/distributed.md); rank 0 prints the result, or every rank writes its block of it
+    into the -o file.  An error is printed once, by the lowest rank that has it."""
+    from fcl import distributed as dist      # lazy: it imports mpi4py
+    comm = dist.mpi_world()
+    rank, size = comm.Get_rank(), comm.Get_size()
+
+    def setup():
+        if args.output:
+            check_npy_path(args.output)
+        prog = load(args)
+        plan = dist.distribution(prog, args.entry, args.halo, args.replicate)
+        texts = rejoin(args.args)
+        prog.param_types(args.entry, len(texts))        # the count, before the blocks are read
+        values = [dist.block_arg(t, rank, size, args.seed, k + 1) if k in plan.split
+                  else parse_arg(t, seed=args.seed, position=k + 1) for k, t in enumerate(texts)]
+        return prog, plan, values
+
+    try:
+        prog, plan, values = dist.agree(comm, setup)
+        options = compile_options(args)
+        del options["device"]
+        result = dist.run(prog, args.entry, *values, halo=args.halo, replicate=args.replicate, comm=comm,
+                          device=args.device, gather=not args.output, **options)
+        if args.output:
+            dist.agree(comm, lambda: write_blocks(comm, args.output, result, plan.kind == "reduce"))
+        elif rank == 0:
+            emit_result(args, result)
+    except dist.RankFailed:
+        return 1
+    return 0
+
+
+def write_blocks(comm, path: str, block, whole: bool):
+    """The ranks' blocks of the result one after another into one .npy file (rank 0 writes
+    the header; `whole`: a result every rank has whole, written by rank 0 alone)."""
+    lengths = comm.allgather(0 if whole and comm.Get_rank() else len(block))
+    if comm.Get_rank() == 0:
+        writing(path, lambda: np.lib.format.open_memmap(path, mode="w+", dtype=block.dtype,
+                                                        shape=(sum(lengths),)).flush())
+    comm.Barrier()
+    start = sum(lengths[:comm.Get_rank()])
+    if lengths[comm.Get_rank()]:
+        out = np.lib.format.open_memmap(path, mode="r+")
+        out[start:start + len(block)] = block
+        out.flush()
 
 
 def cmd_bench(args):

@@ -320,7 +320,7 @@ def test_browse_lists_every_name_with_its_type_by_origin(session):
 
 
 def test_browse_with_text_filters(session):
-    out = session.handle(":browse zip")
+    out = session.handle(":browse zipW")
     assert out.splitlines() == [
         "-- primitives", "zipWithPush : forall <l> 'a 'b 'c. ('a -> 'b -> 'c) -> ['a] -> ['b]<l> -> ['c]<l>",
         "-- prelude", "zipWith : forall 'a 'b 'c. ('a -> 'b -> 'c) -> ['a] -> ['b] -> ['c]"]
