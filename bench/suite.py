@@ -273,7 +273,7 @@ FCL_ROWS = [
         lambda i, d: (d[1], i["a"]), options=(("num_groups", 1024),)),
     Fcl("compact", "filter (prelude packWhere: one pass, packConcat)", "bench/programs.fcl", "keepBelow50",
         lambda i, d: (i["a"],)),
-    Fcl("sort", "sort (prelude: radix sort, 2 bits a pass)", "bench/programs.fcl", "sortInts",
+    Fcl("sort", "sort (prelude: radix sort, 4 bits a pass)", "bench/programs.fcl", "sortInts",
         lambda i, d: (i["a"],)),
     Fcl("sortpairs", "sortByKey (prelude: radix sort of (key, value) pairs), the values", "bench/programs.fcl",
         "sortPairs", lambda i, d: (i["a"], i["b"])),

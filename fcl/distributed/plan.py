@@ -30,6 +30,7 @@ from fcl.types import terms as T
 REDUCES = ("reduce", "reduceComm")
 SCANS = ("scan",)
 ELEMENTWISE = {"mapPull": 1, "zipWith": 2}     # prelude function -> its array arguments
+COMBINING = ("reduce", "generate", "lengthPull", "index")   # what run.py's declarations call
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class Distribution:
     halo: int = 0
     op: A.Expr | None = None
     ne: A.Expr | None = None
+    arr: A.Expr | None = None
 
     def describe(self) -> str:
         names = ", ".join(self.params[k] for k in self.split)
@@ -88,7 +90,12 @@ def distribution(prog, entry: str, halo: int | None = None, replicate=()) -> Dis
                                     f"split argument `{used[0]}`, whose elements each rank has only a block of",
                                     _span(e, body))
         _elementwise(arr, split_names, own, entry)
-        return Distribution(entry, params, split, "reduce" if call[0].name in REDUCES else "scan", op=op, ne=ne)
+        for d in prog.ast.decls:
+            if isinstance(d, A.Val) and d.name in COMBINING:
+                raise ArgumentError(f"cannot distribute `{entry}`: the ranks' results are combined with the "
+                                    f"prelude's `{d.name}`, which this program declares anew", d.name_span)
+        return Distribution(entry, params, split, "reduce" if call[0].name in REDUCES else "scan", op=op, ne=ne,
+                            arr=arr)
     raise ArgumentError(
         f"cannot distribute `{entry}`: its body is not a call of the prelude's `reduce`, `reduceComm` or "
         f"`scan` on its split arguments; if element i of its result depends only on elements i - h .. i + h "

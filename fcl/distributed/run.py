@@ -18,7 +18,8 @@ from fcl.syntax import ast as A
 from fcl.syntax import parse_program
 from fcl.types import terms as T
 
-OP, CARRY = "distributedOp'", "distributedCarry'"      # declarations added to the program
+# declarations added to the program (plan.COMBINING: the prelude's functions they call)
+OP, TOTAL, FROM = "distributedOp'", "distributedTotal'", "distributedScanFrom'"
 
 
 class RankFailed(Exception):
@@ -145,10 +146,11 @@ def run(program, entry: str, *args, halo: int | None = None, replicate=(), comm=
     kernel = _compiled(program, entry, dict(compile_options, result=result))
     if dist.kind == "local":
         out = _local(comm, dist, kernel, values, queue)
-    else:
+    elif dist.kind == "reduce":
         part = agree(comm, lambda: _array(kernel(*_on(queue, values)), entry))
-        out = _reduce(comm, program, dist, values, part) if dist.kind == "reduce" else \
-            _scan(comm, program, dist, values, part, queue, dict(compile_options, result=result))
+        out = _reduce(comm, program, dist, values, part)
+    else:
+        out = _scan(comm, program, dist, values, kernel, queue, dict(compile_options, result=result))
     if gather and dist.kind != "reduce":
         parts = comm.gather(_host(out), root=0)
         return np.concatenate(parts) if comm.Get_rank() == 0 else None
@@ -223,26 +225,46 @@ def _reduce(comm, program, dist: Distribution, values, part) -> np.ndarray:
     return np.asarray([acc], dtype=part.dtype)
 
 
-def _scan(comm, program, dist: Distribution, values, part, queue, compile_options):
-    """This rank's scan carried on: `op carry x` for every element x, carry the combination,
-    in rank order, of the last elements of the ranks before it (ranks with empty blocks
-    left out)."""
-    lasts = comm.allgather(_last(part))
-    before = [x for x in lasts[:comm.Get_rank()] if x is not None]
+def _scan(comm, program, dist: Distribution, values, kernel, queue, options):
+    """This rank's block of the scan.  Every rank but the last first reduces its block (the
+    entry's `reduce op ne e`); rank r's carry is the combination, in rank order, of the
+    totals of the ranks before it (ranks with empty blocks left out), and its scan starts
+    from it: the scan of e with its first element x made `op carry x`.  The block is read
+    three times and written once, as one device's scan reads and writes it, plus one read."""
+    rank, size = comm.Get_rank(), comm.Get_size()
+    args = _on(queue, values)          # on the device once, for both kernels
+    n = len(values[dist.split[0]])
 
-    def carried():
-        if not before or not len(part):
-            return part
+    def total():
+        if rank == size - 1 or not n:
+            return None
+        reduced = _with(program, dist, TOTAL, (), lambda: _apps(A.Var("reduce"), dist.op, dist.ne, dist.arr),
+                        "[{t}]<grid>")
+        return _last(_array(_compiled(reduced, TOTAL, options)(*args), dist.entry))
+
+    before = [x for x in comm.allgather(agree(comm, total))[:rank] if x is not None]
+
+    def scanned():
+        if not before:
+            return _array(kernel(*args), dist.entry)
         op, light = _host_op(program, dist), _light(dist, values)
         carry = before[0]
         for x in before[1:]:
             carry = op(light, carry, x)
-        extended = _with(program, dist, CARRY, ("carry", "xs"),
-                         lambda c, xs: _apps(A.Var("mapPull"), _apps(dist.op, c), xs), "{t} -> [{t}] -> [{t}]")
-        kernel = _compiled(extended, CARRY, compile_options)
-        return _array(kernel(*_on(queue, light), carry, _on(queue, [part])[0]), dist.entry)
+        started = _with(program, dist, FROM, ("carry",), lambda c: _scan_from(dist, c), "{t} -> [{t}]<grid>")
+        return _array(_compiled(started, FROM, options)(*args, carry), dist.entry)
 
-    return agree(comm, carried)      # every rank, so that a failure anywhere stops them all
+    return agree(comm, scanned)      # every rank, so that a failure anywhere stops them all
+
+
+def _scan_from(dist: Distribution, carry: A.Expr) -> A.Expr:
+    """`scan op ne (generate (lengthPull e) (fn i => let x = index e i in if i == 0 then op
+    carry x else x))`."""
+    i, x = _fresh("i", {v.name for v in A.free_uses(dist.arr)} | {carry.name}), "x'"
+    first = A.If(A.BinOp("==", A.Var(i), A.IntLit(0)), _apps(dist.op, carry, A.Var(x)), A.Var(x))
+    element = A.Lam(i, A.Let(x, _apps(A.Var("index"), dist.arr, A.Var(i)), first))
+    arr = _apps(A.Var("generate"), _apps(A.Var("lengthPull"), dist.arr), element)
+    return _apps(A.Var("scan"), dist.op, dist.ne, arr)
 
 
 def _local(comm, dist: Distribution, kernel, values, queue):
@@ -323,7 +345,7 @@ def _with(program, dist: Distribution, name: str, extra: tuple, body, typed: str
         while isinstance(t, T.TFunT):
             params.append(T.format_type(t.arg, namer))
             t = t.res
-        sig = " -> ".join(params + [typed.format(t=T.format_type(t.elem, namer))])
+        sig = " -> ".join(params + [typed.format(t=T.format_type(t.elem, namer))])   # the entry's [t]
         taken = set(dist.params) | {v.name for v in A.free_uses(dist.op)}
         extra = tuple(_fresh(x, taken) for x in extra)
         e = body(*(A.Var(x) for x in extra))

@@ -21,6 +21,7 @@ from fcl.codegen import plan as P
 from fcl.codegen.lower.entry import site_key
 from fcl.codegen.opencl import kernel_symbol
 from fcl.runtime import calling as C
+from fcl.runtime import platforms
 from fcl.runtime import device as D
 
 MAX_HOST_ITERATIONS = 1 << 20
@@ -208,6 +209,18 @@ class Launcher:
             return
         st.bufs[b.name] = D.memory_pool(self.queue).allocate(n * STORAGE_DTYPES[b.ty].itemsize)
 
+    def zero(self, buf, n: int, dtype):
+        """Zeros into buf: filled on the device (a radix sort's claims buffer of 256 MB a pass
+        at 2^26 keys took the host link when copied in), except on Oclgrind, which takes a
+        filled buffer for uninitialised memory: there copied in from one host array."""
+        if not platforms.is_oclgrind(self.device):
+            self.cl.enqueue_fill_buffer(self.queue, buf, np.zeros(1, dtype=dtype), 0, n * dtype.itemsize)
+            return
+        zeros = self._zeros.get((n, dtype.str))
+        if zeros is None:
+            zeros = self._zeros[(n, dtype.str)] = np.zeros(n, dtype=dtype)
+        self.cl.enqueue_copy(self.queue, buf, zeros)
+
     def flags(self, name: str, n: int, dtype, fill: bool = False):
         """The launcher's own buffer of n flags for a bounds or while-guard buffer, all zero
         here (CheckBounds/CheckSteps read it): made once, and zeroed again only where a kernel
@@ -218,16 +231,13 @@ class Launcher:
         build launched by hand: 93.8-95.3 us).  Like the kernels' arguments, this makes one
         Launcher serve one run at a time."""
         buf, size = self._flags.get(name, (None, 0))
-        if fill:            # a claims buffer (as long as a result): zeros copied in, from one host array
-            zeros = self._zeros.get((n, dtype.str))
-            if zeros is None:
-                zeros = self._zeros[(n, dtype.str)] = np.zeros(n, dtype=dtype)
+        if fill:            # a claims buffer (as long as a result), zeroed on the device
             if buf is None or size != n:
                 buf = self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE, n * dtype.itemsize)
                 self._flags[name] = (buf, n)
                 self._dirty.add(name)
-            if name in self._dirty:       # (Oclgrind takes a filled buffer for uninitialised)
-                self.cl.enqueue_copy(self.queue, buf, zeros)
+            if name in self._dirty and n:
+                self.zero(buf, n, dtype)
         elif buf is None or size != n:
             buf = self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE | self.cl.mem_flags.COPY_HOST_PTR,
                                  hostbuf=np.zeros(n, dtype=dtype))
