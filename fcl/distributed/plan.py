@@ -30,7 +30,7 @@ from fcl.types import terms as T
 REDUCES = ("reduce", "reduceComm")
 SCANS = ("scan",)
 ELEMENTWISE = {"mapPull": 1, "zipWith": 2}     # prelude function -> its array arguments
-COMBINING = ("reduce", "generate", "lengthPull", "index")   # what run.py's declarations call
+COMBINING = ("mapPull",)          # what run.py's declarations call
 
 
 @dataclass(frozen=True)

@@ -558,12 +558,13 @@ def test_privatise_takes_matmul_reg_tile_of_c_out_of_local_memory():
     assert "tmp = cur" in off.opencl_source and "tmp = cur" not in on.opencl_source
 
 
-@pytest.mark.parametrize("static", [(2, 3, 2), (100, 64, 100), (4096, 4096, 4096)])
+@pytest.mark.parametrize("static", [(2, 3, 2), (100, 64, 100), (4096, 4096, 4096), (0, 2, 3)])
 def test_prelude_matmul_keeps_its_tile_of_c_in_registers_at_every_k(static):
     """The prelude's matmulF at #BlockSize 256 (128 x 128 tiles of C, 64 KB) needs only its two
     K-tiles in local memory (16 KB), whether the K loop runs once (its loop stays a loop for
     privatise: `unroll` leaves a power's one-step loop), a few times (a long state is not
-    unrolled at compile time) or 256 times."""
+    unrolled at compile time) or 256 times; and nothing at all for an empty product, whose
+    loop over the tiles runs no time (its tiles' buffers go with it)."""
     prog = fcl.load(f"val s = {static[0]}")
     kernel = prog.compile("matmulF", block_size=256, static=dict(zip(("n", "k", "m"), static)))
     for k in kernel.plan.kernels:

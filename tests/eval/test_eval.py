@@ -39,6 +39,15 @@ def _wrap(x) -> np.ndarray:
     return np.asarray(x, dtype=np.int64).astype(np.int32)
 
 
+def _first_non_zeros(a) -> list:
+    """The running first non-zero element (0 until there is one)."""
+    out, acc = [], 0
+    for x in a:
+        acc = acc if acc != 0 else int(x)
+        out.append(acc)
+    return out
+
+
 def _chunks(a, c):
     a = np.asarray(a)
     return a[: len(a) // c * c].reshape(-1, c)
@@ -184,6 +193,14 @@ REFERENCES = {
     ("dot", "dotF"): lambda a, bs: _dot(a[0], a[1], np.float32),
     ("dot", "dotD"): lambda a, bs: _dot(a[0], a[1], np.float64),
     ("dot", "dotI"): lambda a, bs: _dot(a[0], a[1], np.int32),
+    ("distributed", "total"): lambda a, bs: _wrap([np.asarray(a[0], np.int64).sum()]),
+    ("distributed", "sumSquares"): lambda a, bs: _reduce(np.asarray(a[0], np.float32) ** 2, lambda x, y: x + y,
+                                                         np.float32(0), np.float32),
+    ("distributed", "firstNonZero"): lambda a, bs: _wrap([_first_non_zeros(a[0])[-1] if len(a[0]) else 0]),
+    ("distributed", "prefixSums"): lambda a, bs: _wrap(np.cumsum(np.asarray(a[0], np.int64))),
+    ("distributed", "firstNonZeros"): lambda a, bs: _wrap(_first_non_zeros(np.asarray(a[0], np.int64)
+                                                                           * np.asarray(a[1], np.int64))),
+    ("distributed", "scaled"): lambda a, bs: _wrap(2 * np.asarray(a[0], np.int64) + 1),
     ("stencil", "stencilNaive"): lambda a, bs: _stencil(a[0]),
     ("stencil", "stencilTiled"): lambda a, bs: _stencil(a[0]),
     ("sobol", "sobolIndep"): lambda a, bs: np.asarray([_sobol(a[1], i) for i in range(a[0])]),

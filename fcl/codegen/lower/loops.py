@@ -25,7 +25,7 @@ from fcl.codegen.lower.values import (SPair, SPull, SPush, SScalar, Shape, SVal,
 
 UNROLL_MAX = 16           # constant foldl/while trip counts up to this are unrolled
 WHILE_UNROLL_MAX = 64     # a while whose condition is known at compile time unrolls this far
-UNROLL_STATE_MAX = 4096   # a block- or warp-level power whose state is longer stays a loop
+STATE_PER_ITEM_MAX = 16   # a block- or warp-level power whose state has more elements a work-item stays a loop
 
 
 def while_loop(ctx: Ctx, cond: SVal, step: SVal, init: SPush, ty: Shape) -> SPull:
@@ -58,7 +58,8 @@ def power_loop(ctx: Ctx, count: SScalar, step: SVal, init: SPush, ty: Shape) -> 
     # a long block- or warp-level state stays a loop even with a constant count: there the
     # privatise pass can keep each work-item's share in registers (a 128 x 128 tile of a
     # matrix product), where unrolled steps would each need a copy in local memory
-    long_state = pp.level != Level.GRID and not (isinstance(pp.n, K.Const) and pp.n.value <= UNROLL_STATE_MAX)
+    long_state = pp.level != Level.GRID and not (isinstance(pp.n, K.Const)
+                                                 and pp.n.value <= STATE_PER_ITEM_MAX * ctx.b.hw["#BlockSize"])
     if isinstance(n, K.Const) and n.value <= WHILE_UNROLL_MAX and not many and not long_state:
         for k in range(n.value):
             pp.step(apply2(ctx, step, SScalar(K.cint(k)), pp.array()))

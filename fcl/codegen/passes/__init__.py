@@ -13,6 +13,7 @@ in its `PASS` (`PIPELINE` is those, in order); the `Pass` class (base.py).
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 
@@ -90,5 +91,16 @@ def run_pipeline(kp: P.Plan, options: PassOptions = PassOptions()) -> tuple[P.Pl
             verify_program(kp, after=p.name, mapped=mapped)
         if p.name in options.dump_after:
             dumps[p.name] = K.format_program(kp)
-    return trim_checks(kp), dumps
+    return trim_checks(_without_unused_locals(kp)), dumps
+
+
+def _without_unused_locals(kp: P.Plan) -> P.Plan:
+    """Each kernel's local buffers less those no statement uses any more (a loop the passes
+    found runs no time, as matmulF's over the tiles of an empty product, leaves its tiles
+    unused): a device gives a work-group only so much local memory."""
+    def drop(k: K.Kernel) -> K.Kernel:
+        used = K.buffers_used(k.body)
+        kept = tuple(b for b in k.locals_ if b.name in used)
+        return k if len(kept) == len(k.locals_) else dataclasses.replace(k, locals_=kept)
+    return dataclasses.replace(kp, kernels=tuple(drop(k) for k in kp.kernels))
 
