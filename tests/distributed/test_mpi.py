@@ -49,6 +49,13 @@ def test_fclc_run_distributed_prints_what_the_single_run_prints(tmp_path):
                            "-o", tmp_path / "s.npy"))
     assert out.returncode == 0, out.stderr
     assert np.array_equal(np.load(tmp_path / "s.npy"), np.cumsum(np.arange(10007), dtype=np.int32))
+    # a stencil, declared local: its blocks' ends take their neighbours' elements
+    np.save(tmp_path / "f.npy", np.linspace(-3, 5, 1001, dtype=np.float32) ** 2)
+    single = subprocess.run(fclc("run", STENCIL, "-e", "stencilNaive", f"@{tmp_path / 'f.npy'}", "--full"),
+                            capture_output=True, text=True, cwd=ROOT)
+    out = mpiexec(2, *fclc("run", "--distributed", STENCIL, "-e", "stencilNaive", "--halo", 1,
+                           f"@{tmp_path / 'f.npy'}", "--full"))
+    assert out.returncode == 0 and out.stdout == single.stdout, out.stderr
 
 
 def test_an_entry_that_cannot_be_distributed_is_one_located_error():
