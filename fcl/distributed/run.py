@@ -30,9 +30,10 @@ def mpi_world():
     """MPI.COMM_WORLD, or an EnvironmentProblem saying how to get MPI.  Where MPICH came
     from PyPI (`fcl[mpi]`), mpi4py is pointed at its library, whose `mpiexec` launched us,
     rather than at another MPI the machine may have (an Open MPI library under MPICH's
-    mpiexec makes every rank a world of its own); MPI4PY_LIBMPI set by hand wins."""
+    mpiexec makes every rank a world of its own); not under Open MPI's mpirun (which sets
+    OMPI_COMM_WORLD_SIZE), whose library mpi4py finds; MPI4PY_LIBMPI set by hand wins."""
     import os
-    if "MPI4PY_LIBMPI" not in os.environ and "MPI4PY_MPIABI" not in os.environ:
+    if not {"MPI4PY_LIBMPI", "MPI4PY_MPIABI", "OMPI_COMM_WORLD_SIZE"} & set(os.environ):
         lib = _pypi_mpich()
         if lib:
             os.environ["MPI4PY_LIBMPI"] = lib
