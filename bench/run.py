@@ -49,6 +49,16 @@ IMPLS = ("hand", "pyopencl", "fcl")          # the order rows run and print in, 
 
 # ---------------------------------------------------------------- rows made ready to run
 
+
+def declares(program, entry: str) -> bool:
+    """Whether `entry` is declared in `program`'s file or in the prelude."""
+    import fcl
+    try:
+        program.scheme(entry)
+        return True
+    except fcl.FCLError:
+        return False
+
 class Skip(Exception):
     """A row that cannot run at these sizes or on this installation (not a failure)."""
 
@@ -86,10 +96,8 @@ class Rig:
             raise Skip(reason)
         if row.file not in self.programs:
             self.programs[row.file] = fcl.load_file(str(ROOT / row.file))
-        try:        # the file's declarations and the prelude's
-            self.programs[row.file].scheme(row.entry)
-        except fcl.FCLError:
-            raise Skip(f"{row.file} has no entry {row.entry} in this checkout") from None
+        if not declares(self.programs[row.file], row.entry):
+            raise Skip(f"{row.file} has no entry {row.entry} in this checkout")
         # as the hand-written rows: inputs on the device once, results left there (a timed run
         # copies nothing back, so runs follow each other as the hand-written kernels' do)
         kernel = self.programs[row.file].compile(row.entry, device=self.spec, result="device",

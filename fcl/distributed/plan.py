@@ -45,7 +45,6 @@ class Distribution:
     halo: int = 0
     op: A.Expr | None = None
     ne: A.Expr | None = None
-    arr: A.Expr | None = None
 
     def describe(self) -> str:
         names = ", ".join(self.params[k] for k in self.split)
@@ -94,8 +93,7 @@ def distribution(prog, entry: str, halo: int | None = None, replicate=()) -> Dis
             if isinstance(d, A.Val) and d.name in COMBINING:
                 raise ArgumentError(f"cannot distribute `{entry}`: the ranks' results are combined with the "
                                     f"prelude's `{d.name}`, which this program declares anew", d.name_span)
-        return Distribution(entry, params, split, "reduce" if call[0].name in REDUCES else "scan", op=op, ne=ne,
-                            arr=arr)
+        return Distribution(entry, params, split, "reduce" if call[0].name in REDUCES else "scan", op=op, ne=ne)
     raise ArgumentError(
         f"cannot distribute `{entry}`: its body is not a call of the prelude's `reduce`, `reduceComm` or "
         f"`scan` on its split arguments; if element i of its result depends only on elements i - h .. i + h "

@@ -158,16 +158,22 @@ def run(program, entry: str, *args, halo: int | None = None, replicate=(), comm=
     return out
 
 
-_kernels: dict = {}       # (id of the program, entry, options) -> (the program, its Kernel)
-
-
 def _compiled(program, entry: str, options: dict):
     """program.compile(entry, **options), kept: a Kernel keeps its builds, so that a run
     after the first finds them without going to the disk cache."""
-    key = (id(program), entry, repr(sorted(options.items())))
-    if key not in _kernels or _kernels[key][0] is not program:
-        _kernels[key] = (program, program.compile(entry, **options))
-    return _kernels[key][1]
+    return _kept((entry, repr(sorted(options.items()))), program, lambda: program.compile(entry, **options))
+
+
+_memo: dict = {}          # (id of a program, key) -> (the program, what was made from it)
+
+
+def _kept(key, program, make):
+    """make(), made once for `program` and key (kept beside the program, so that a new program
+    at a freed one's address is not taken for it)."""
+    full = (id(program), key)
+    if full not in _memo or _memo[full][0] is not program:
+        _memo[full] = (program, make())
+    return _memo[full][1]
 
 
 def _setup(program, entry: str, args, halo, replicate, comm):
@@ -314,30 +320,26 @@ def _scalar(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-_extended: dict = {}      # (id of the program, entry, name) -> (the program, it extended)
-
-
 def _with(program, dist: Distribution, name: str, extra: tuple, body, typed: str):
     """`program` with `fun name p1 .. pk x y = body x y` of type `P1 -> .. -> Pk -> typed`,
     p1 .. pk the entry's parameters and P1 .. Pk their types (so that the operator, an
     expression over them, means and types what it means in the entry: `fn x => fn y => x +
     y` is a float operator in a reduce of floats), `{t}` in `typed` the element type of the
     entry's result; made once a program and entry."""
-    key = (id(program), dist.entry, name)
-    if key not in _extended or _extended[key][0] is not program:
+    def make():
         t, namer, params = program.scheme(dist.entry).body, T.Namer(), []     # one naming of 'a, 'b
         while isinstance(t, T.TFunT):
             params.append(T.format_type(t.arg, namer))
             t = t.res
         sig = " -> ".join(params + [typed.format(t=T.format_type(t.elem, namer))])   # the entry's [t]
         taken = set(dist.params) | {v.name for v in A.free_uses(dist.op)}
-        extra = tuple(_fresh(x, taken) for x in extra)
-        e = body(*(A.Var(x) for x in extra))
-        for p in reversed(dist.params + extra):
+        names = tuple(_fresh(x, taken) for x in extra)
+        e = body(*(A.Var(x) for x in names))
+        for p in reversed(dist.params + names):
             e = A.Lam(p, e)
-        decls = (*parse_program(f"sig {name} : {sig}").decls, A.Val(name, e, is_fun=True))
-        _extended[key] = (program, program.extend(decls))
-    return _extended[key][1]
+        return program.extend((*parse_program(f"sig {name} : {sig}").decls, A.Val(name, e, is_fun=True)))
+
+    return _kept((dist.entry, name), program, make)
 
 
 def _fresh(name: str, taken) -> str:

@@ -44,7 +44,7 @@ def test_every_row_matches_numpy(monkeypatch):
     assert {r["device"] for r in records} == {D.describe_device(device)}
     assert len(records) == sum(len(S.TINY_SIZES[row.bench]) for row in S.ROWS)
     checked = {(r["benchmark"], r["variant"]) for r in records if r["status"] == "ok"}
-    present = [row for row in S.FCL_ROWS if _declared(row)]
+    present = [row for row in S.FCL_ROWS if R.declares(fcl.load_file(str(R.ROOT / row.file)), row.entry)]
     assert {(row.bench, row.variant) for row in present + S.HAND_ROWS} <= checked
     for r in records:
         where = f"{r['benchmark']} {r['impl']} {r['variant']} {r['size']}: {r.get('note')}"
@@ -189,11 +189,3 @@ def test_plot_from_json(tmp_path, capsys):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10000
     assert "sumAll (prelude reduce)" in capsys.readouterr().out
 
-
-def _declared(row) -> bool:
-    """Whether row's entry is declared in its file or in the prelude."""
-    try:
-        fcl.load_file(str(R.ROOT / row.file)).scheme(row.entry)
-        return True
-    except fcl.FCLError:
-        return False

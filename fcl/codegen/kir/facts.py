@@ -13,6 +13,8 @@ nodes.py, build.py and walk.py.  Not here: which names a statement defines
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fcl.base.errors import CompilerBug
 from fcl.base.hw import skewed_elements
 from fcl.codegen.kir.build import binop, cint, plain_divisor
@@ -57,6 +59,14 @@ def buffers_used(stmts) -> set[str]:
     """Names of buffers and pointer variables read or written in `stmts`."""
     reads, writes = all_accesses(stmts)
     return reads | writes
+
+
+def without_unused_locals(k: Kernel) -> Kernel:
+    """k less the local buffers that no statement uses (a device gives a work-group only so
+    much local memory)."""
+    used = buffers_used(k.body)
+    kept = tuple(b for b in k.locals_ if b.name in used)
+    return k if len(kept) == len(k.locals_) else replace(k, locals_=kept)
 
 
 class PointerClasses:

@@ -13,7 +13,6 @@ in its `PASS` (`PIPELINE` is those, in order); the `Pass` class (base.py).
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 from dataclasses import dataclass
 
@@ -22,7 +21,7 @@ from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 from fcl.codegen.passes import (bounds, licm, map_hw, nowrap, privatise, share_local, simplify, skew, strength,
                                 unroll, unvirtualise, vectorize)
-from fcl.codegen.passes.base import Pass
+from fcl.codegen.passes.base import Pass, replace_kernels
 from fcl.codegen.passes.bounds import trim_checks
 
 AFTER_LOWERING = "lower"     # --dump kir-after=lower: the IR as the lowering made it
@@ -91,16 +90,6 @@ def run_pipeline(kp: P.Plan, options: PassOptions = PassOptions()) -> tuple[P.Pl
             verify_program(kp, after=p.name, mapped=mapped)
         if p.name in options.dump_after:
             dumps[p.name] = K.format_program(kp)
-    return trim_checks(_without_unused_locals(kp)), dumps
-
-
-def _without_unused_locals(kp: P.Plan) -> P.Plan:
-    """Each kernel's local buffers less those no statement uses any more (a loop the passes
-    found runs no time, as matmulF's over the tiles of an empty product, leaves its tiles
-    unused): a device gives a work-group only so much local memory."""
-    def drop(k: K.Kernel) -> K.Kernel:
-        used = K.buffers_used(k.body)
-        kept = tuple(b for b in k.locals_ if b.name in used)
-        return k if len(kept) == len(k.locals_) else dataclasses.replace(k, locals_=kept)
-    return dataclasses.replace(kp, kernels=tuple(drop(k) for k in kp.kernels))
-
+    # a loop the passes found runs no time (matmulF's over the tiles of an empty product)
+    # leaves its buffers unused
+    return trim_checks(replace_kernels(kp, K.without_unused_locals)), dumps

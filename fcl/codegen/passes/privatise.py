@@ -61,9 +61,8 @@ def _kernel(plan: P.Plan, k: K.Kernel) -> K.Kernel:
     if body == k.body:
         return k
     body = K.rename(body, rewrite.aliases)      # the pointer no longer moves: its buffer itself
-    used = K.buffers_used(body)
-    # the copies of registers that replaced the reads go
-    return K.simplify_kernel(dataclasses.replace(k, body=body, locals_=tuple(b for b in k.locals_ if b.name in used)))
+    # the copies of registers that replaced the reads go, and so do the buffers no longer used
+    return K.simplify_kernel(K.without_unused_locals(dataclasses.replace(k, body=body)))
 
 
 class _Rewrite:
