@@ -269,8 +269,6 @@ FCL_ROWS = [
     Fcl("transpose", "transposeNaive", "examples/transpose.fcl", "transposeNaive", rows_cols),
     Fcl("histogram", "histogram (prelude, reduceByIndex)", "bench/programs.fcl", "histogramOf",
         lambda i, d: (d[1], i["a"])),
-    Fcl("histogram", "histogram (prelude, reduceByIndex), #NumGroups 1024", "bench/programs.fcl", "histogramOf",
-        lambda i, d: (d[1], i["a"]), options=(("num_groups", 1024),)),
     Fcl("compact", "filter (prelude packWhere: one pass, packConcat)", "bench/programs.fcl", "keepBelow50",
         lambda i, d: (i["a"],)),
     Fcl("sort", "sort (prelude: radix sort, 4 bits a pass)", "bench/programs.fcl", "sortInts",

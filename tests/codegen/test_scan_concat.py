@@ -69,6 +69,19 @@ fun late n = lengthPull (force (parts n))
     assert src.compile("late")(5) == 2
 
 
+def test_a_forced_pack_concat_is_the_result_itself():
+    """An entry that returns a grid-level force hands back its buffer (the first length elements
+    of room for the most), on the host and on the device: no kernel copies it."""
+    src = fcl.load("fun kept a = filter (fn x => x < 50) a\n")
+    a = [(37 * i) % 100 for i in range(10000)]
+    want = [x for x in a if x < 50]
+    host = src.compile("kept")
+    assert list(host(a)) == want == list(src.evaluate("kept", a))
+    assert "result: array in g" in host.explain() and "kept: 3 kernels" in host.explain()
+    device = src.compile("kept", result="device")
+    assert list(device(a).get()) == want
+
+
 def test_a_pack_concat_forced_twice_zeroes_its_status_before_each_run():
     src = fcl.load("""
 fun parts n = packConcat 2 n (fn g => push <block> (generate (g % 2) (fn j => g)))

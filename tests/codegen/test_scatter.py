@@ -47,6 +47,16 @@ def test_constant_bins_with_the_identity_are_combined_in_local_memory_first():
     assert "__local int" not in opencl("notIdentity")     # 5 is not +'s identity
 
 
+def test_local_bins_take_at_most_1024_work_groups():
+    """Each work-group merges its copy with an atomic a bin: the launch stops at 1024 of them
+    (the default #NumGroups, 4096, would make four times the merges for no more reading)."""
+    kernel = program().compile("local256")
+    assert "launch local256_k1 on min(#NumGroups, max(1, min((lengthPull xs + 255) / 256, 1024)))" \
+        in kernel.explain()
+    xs = [(7 * i) % 300 for i in range(5000)]
+    assert list(kernel(xs)) == list(program().evaluate("local256", xs))
+
+
 @pytest.mark.parametrize("op", ["-", "*"])
 def test_an_operator_without_an_atomic_is_a_located_refusal(op):
     with pytest.raises(CompilerLimitation) as e:

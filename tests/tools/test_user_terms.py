@@ -92,6 +92,14 @@ def test_a_result_length_from_an_element_is_read_back():
     assert list(kernel(arr)) == [3, 7, 8] == list(prog.evaluate("result", arr))
 
 
+def test_a_nested_array_result_is_refused_where_it_is_returned():
+    prog = fcl.load("fun parts arr = splitUp 4 arr\n", "parts.fcl")
+    with pytest.raises(CompileError) as info:
+        prog.compile("parts").opencl_source
+    err = info.value
+    assert (err.span.line, err.span.col) == (1, 5) and "returns an array of arrays ([[int]])" in err.message
+
+
 def test_local_memory_says_what_is_stored():
     from fcl.codegen import kir as K
     from fcl.runtime.launch import local_words

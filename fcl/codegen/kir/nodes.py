@@ -260,6 +260,7 @@ class ParFor(Stmt):
     var: str
     count: Expr
     body: tuple[Stmt, ...]
+    groups: int | None = None       # grid level: at most this many work-groups (the launch's cap)
 
     def __post_init__(self):
         _setfield(self, "level", _level(self.level))

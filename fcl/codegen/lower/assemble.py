@@ -76,10 +76,14 @@ def assemble(b: Builder, name, args, params, result: P.Result, hw) -> P.Plan:
                                 tuple(site.kind for site in b.sites)),)
         checks = checks + bounds    # a while the device stopped comes first: what follows it is garbage
 
+    allocated = []      # the bounds buffer, once the host program has allocated it
+
     def resolve(stmts) -> tuple:
         out = []
         for s in stmts:
-            if isinstance(s, P.ReadScalar):
+            if isinstance(s, P.Alloc) and b.bounds is not None and s.buffer == b.bounds.name:
+                allocated.append(s.buffer)
+            if isinstance(s, P.ReadScalar) and allocated:
                 out.extend(bounds)      # a value read back means nothing after a failed check
             if isinstance(s, PendingLaunch):
                 k = kernels[s.index]
@@ -115,6 +119,8 @@ def grid_groups(b: Builder, stmts, block_size: int) -> list[K.Expr]:
     for s in K.walk_stmts(stmts):
         if isinstance(s, K.ParFor) and s.level == Level.GRID:
             want = K.div(K.add(s.count, K.cint(block_size - 1)), K.cint(block_size))
+            if s.groups is not None:
+                want = K.call("min", (want, K.cint(s.groups)), "int")
         elif isinstance(s, K.PartFor) and s.level == Level.GRID:
             want = s.count
         else:

@@ -152,6 +152,10 @@ def emit_result(ctx: Ctx, value: SVal, name: str, ty: T.Type) -> P.Result:
         n = host_length(ctx, value.n if value.bound is None else value.bound, f"the result of `{name}`")
         if not isinstance(ty, (T.TPullT, T.TPushT)):
             raise CompilerBug(f"`{name}` returns an array, but its type is {format_type(ty)}")
+        if isinstance(ty.elem, (T.TPullT, T.TPushT)):
+            raise CompilerLimitation("kernel-interface", f"`{name}` returns an array of arrays "
+                                     f"({format_type(ty)}), which a kernel cannot return; return it flat "
+                                     f"(`concat m` of parts of m elements) with its sizes", b.span)
         shape = NT.shape(ty.elem, f"the elements of the result of `{name}`")
         recs = [b.buffer("global", n, f"result of {name}", "output", prefix="out", ty=t)
                 for t in shape_leaves(shape)]

@@ -219,13 +219,14 @@ class HostLoop:
         b.params.update(names)
         b.host_vars += [K.Param(name, "int") for name in names]
         self.shape = pp.shape
+        n0 = host_length(ctx, pp.n, "the array this loop starts from")
         self.cur = [b.buffer("global", f.size, f.origin, "alias", prefix="cur", ty=f.ty) for f in pp.cur]
         self.nxt = [b.buffer("global", f.size, f.origin, "alias", prefix="nxt", ty=f.ty) for f in pp.cur]
         b.split_kernel()
         self.outer = b.host
         for cur, nxt, first, other in zip(self.cur, self.nxt, pp.cur, pp.other):
             self.outer += [P.Bind(cur.name, first.name), P.Bind(nxt.name, other.name)]
-        self.outer.append(P.SetVar(self.length, pp.n))
+        self.outer.append(P.SetVar(self.length, n0))
         if counted:
             self.outer.append(P.SetVar(self.counter, K.cint(0)))
 

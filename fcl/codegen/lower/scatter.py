@@ -26,6 +26,11 @@ from fcl.codegen.lower.values import SPull, SScalar, SVal, apply2, as_element, a
 # op name -> the identity `ne` must be for the work-groups' local copies
 IDENTITY = {"add": 0, "or": 0, "xor": 0, "and": -1, "min": S.INT_MAX, "max": S.INT_MIN, "fadd": 0.0}
 LOCAL_BINS_MAX = 4096       # privatised bins: 16 KiB of local memory
+# work-groups of a privatised reduceByIndex (fewer where #NumGroups or the elements are
+# fewer): each merges its copy into the global bins with an atomic a bin, and past about
+# a GPU's resident work-groups more only add merges (256 bins of 2^26 ints on an H200:
+# 0.109 ms at 4096 work-groups, 0.084 at 1024, the hand-written kernel's 0.082)
+LOCAL_BIN_GROUPS = 1024
 
 
 def scatter(ctx: Ctx, dest: SPull, idx: SPull, vals: SPull) -> SPull:
@@ -108,9 +113,8 @@ def reduce_by_index(ctx: Ctx, bins: SScalar, op: SVal, ne: SScalar, idx: SPull, 
     local = isinstance(n, K.Const) and n.value <= LOCAL_BINS_MAX and K.is_const(ne.e, IDENTITY[name])
     target, base = rec.name, K.cint(0)
     if local:
-        # each work-group adds its copy into the global bins: #NumGroups of them, not a
-        # work-group for every #BlockSize elements (entry.py's launch cap)
-        b.hw_read.add("#NumGroups")
+        # each work-group adds its copy into the global bins: at most LOCAL_BIN_GROUPS of
+        # them (a grid-stride loop), not a work-group for every #BlockSize elements
         copy = b.buffer("local", n, origin_of(b.span, "reduceByIndex (a work-group's bins)"), "bins", ty=ty)
         j = b.fresh("bin")
         ctx.emit(K.ParFor(Level.BLOCK, j, n, (K.Store(copy.name, K.Var("int", j), ne.e),)))
@@ -124,7 +128,7 @@ def reduce_by_index(ctx: Ctx, bins: SScalar, op: SVal, ne: SScalar, idx: SPull, 
     inside = K.binop("and", K.binop("le", K.cint(0), k), K.lt(k, n))
     body.emit(K.If(inside, (K.Atomic(name, target, K.add(base, k), v),)))
     count = K.call("min", (idx.n, vals.n), "int")
-    ctx.emit(K.ParFor(Level.GRID, var, count, tuple(body.stmts)))
+    ctx.emit(K.ParFor(Level.GRID, var, count, tuple(body.stmts), LOCAL_BIN_GROUPS if local else None))
     if local:
         ctx.emit(K.Barrier("reduceByIndex: a work-group's elements combined"))
         j = b.fresh("bin")

@@ -280,7 +280,10 @@ def force(ctx: Ctx, arr: SPush, ty: Shape) -> SPull:
     if arr.bound is not None:
         n = host_length(ctx, arr.n, "the array this force stores")
     sync(ctx, arr.level, recs[0].origin)
-    return reader(names_of(recs), base, n, ty)
+    result = reader(names_of(recs), base, n, ty)
+    if arr.level == Level.GRID and len(recs) == 1:
+        result.whole = recs[0].name     # an entry returns it without a copy
+    return result
 
 
 def collective_force(ctx: Ctx, arr: SPush, ty: Shape) -> SPull:
