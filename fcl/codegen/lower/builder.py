@@ -147,23 +147,26 @@ class Builder:
         current kernel knows: a work-item's id, its own names, or a buffer it writes."""
         if self.dry:
             return None
-        n = self._unshared(n)
-        if not n.names <= self.params:
+        lets = self._shared_lets(n)
+        if not n.names <= self.params | {s.var for s in lets}:
             return None
         written = K.all_accesses(self.top)[1]
-        for x in K.walk_expr(n):
-            if isinstance(x, K.HwId) or isinstance(x, K.Load) and (
-                    x.buf in written or x.buf in self.unwritten or self.bufs.get(x.buf) is None
-                    or self.bufs[x.buf].space != "global"):
+        for e in [n] + [s.expr for s in lets]:
+            if not e.names <= self.params | {s.var for s in lets}:
                 return None
+            for x in K.walk_expr(e):
+                if isinstance(x, K.HwId) or isinstance(x, K.Load) and (
+                        x.buf in written or x.buf in self.unwritten or self.bufs.get(x.buf) is None
+                        or self.bufs[x.buf].space != "global"):
+                    return None
         key = (id(self.host), n)
         if key in self.read_backs:
             return self.read_backs[key]
         var = K.Var("int", self.fresh("hsize"))
         word = self.buffer("global", K.cint(1), f"length of {what}, computed on the device", "size",
                            prefix="size", ty="int")
-        self.kernel_before((K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)),
-                                 (K.Store(word.name, K.cint(0), n),)),))
+        self.kernel_before(tuple(lets) + (K.If(K.binop("eq", K.HwId("int", "global_id"), K.cint(0)),
+                                               (K.Store(word.name, K.cint(0), n),)),))
         self.host.append(P.ReadScalar(var.name, word.name))
         self.params.add(var.name)
         self.host_vars.append(K.Param(var.name, "int"))
@@ -179,15 +182,20 @@ class Builder:
         self.close_kernel()
         self.top, self.locals, self.privates = kept
 
-    def _unshared(self, e: K.Expr) -> K.Expr:
-        """`e` with the names `Ctx.share` gave at the top of kernels replaced by their values."""
-        defs = {s.var: s.expr for stmts in [k[0] for k in self.kernels] + [self.top]
+    def _shared_lets(self, e: K.Expr) -> list:
+        """The `Let`s at the top of kernels (the names `Ctx.share` gave) that `e` needs, those
+        they need in turn, in the order they were made: the statements before `e` in a kernel
+        of its own.  (Substituting their values instead grows a chain of lets that each use
+        the one before several times exponentially: random-tester seed 2513.)"""
+        defs = {s.var: s for stmts in [k[0] for k in self.kernels] + [self.top]
                 for s in stmts if isinstance(s, K.Let)}
-        for _ in range(8):
-            if not e.names & defs.keys():
-                break
-            e = K.map_expr(lambda x: defs.get(x.name, x) if isinstance(x, K.Var) else x, e)
-        return e
+        need, todo = set(), list(e.names & defs.keys())
+        while todo:
+            name = todo.pop()
+            if name not in need:
+                need.add(name)
+                todo.extend(defs[name].expr.names & defs.keys())
+        return [s for name, s in defs.items() if name in need]
 
     def host_scalar(self, e: K.Expr) -> K.Var:
         """A host variable set to the host-computable int `e` before the next launch
