@@ -445,6 +445,38 @@ def test_share_local_merges_buffers_a_barrier_apart():
     assert len(share_local_memory(plan_of(ping, tiles)).kernels[0].locals_) == 3   # a while's pair
 
 
+def test_share_local_writes_in_place_where_each_work_item_rewrites_its_own_places():
+    """B takes A's place though their uses overlap where every work-item reads A only at places
+    it then writes in B (a chunk's scan rewriting its elements where they were loaded); not
+    where it reads a place after writing it, a place it does not write, or B."""
+    from fcl.codegen.passes.share_local import share_local_memory
+    tiles = [K.Buffer(name, "local", "int", K.cint(128), f"force {name}") for name in ("ta", "tb")]
+    two = K.mul(lid, K.cint(2))
+    load = [K.Store("ta", two, gid), K.Store("ta", K.add(two, K.cint(1)), gid), K.Barrier()]
+    out = [K.Barrier(), K.Store("b", lid, K.Load("int", "tb", K.sub(K.cint(127), lid)))]
+
+    def shared(middle):
+        return share_local_memory(plan_of(load + middle + out, tiles))
+
+    own = [K.Let("x", K.Load("int", "ta", two)), K.Store("tb", two, K.Var("int", "x")),
+           K.Let("y", K.add(K.Var("int", "x"), K.Load("int", "ta", K.add(two, K.cint(1))))),
+           K.Store("tb", K.add(K.cint(1), two), K.Var("int", "y"))]
+    plan = shared(own)
+    verify_program(plan, after="test", mapped=True)
+    k = plan.kernels[0]
+    assert [b.name for b in k.locals_] == ["ta"] and "tb" not in K.buffers_used(k.body)
+    after = own[:2] + [K.Let("z", K.Load("int", "ta", two))] + own[2:]          # reads a place it wrote
+    neighbour = [K.Let("x", K.Load("int", "ta", K.add(two, K.cint(2)))), K.Store("tb", two, K.Var("int", "x"))]
+    reads_b = own + [K.Let("w", K.Load("int", "tb", two))]
+    looped = [K.For("q", K.cint(0), K.cint(2), K.cint(1), tuple(own[:2]))]      # every round the same place
+    for middle in (after, neighbour, reads_b, looped):
+        assert len(shared(middle).kernels[0].locals_) == 2
+    q = K.Var("int", "q")
+    rounds = [K.For("q", K.cint(0), K.cint(2), K.cint(1), (K.Let("x", K.Load("int", "ta", K.add(two, q))),
+                                                            K.Store("tb", K.add(two, q), K.Var("int", "x"))))]
+    assert len(shared(rounds).kernels[0].locals_) == 1                         # round q: place 2 lid + q
+
+
 def test_share_local_lets_matmul_reg_fit_a_gpu_work_group():
     """matmulReg at 3 x 17 x 66: its K-loop of 2 steps is unrolled and each step forces its own
     tiles; shared, the work-group needs 42124 bytes instead of 50448 (an H100 has 49152)."""

@@ -19,6 +19,14 @@ both:
 * both have constant sizes, the same element type, copies (`per`) and layout
   (A is sized to the larger).
 
+Or B is written in place of A (`_in_place`): block-level buffers whose uses
+overlap in a stretch of that sequence with no barrier, where each work-item
+reads A only at places it then writes in B, and nothing of A after writing
+its place in B: a chunk's scan rewrites its elements where they were loaded
+(a work-item's run read and its prefixes written, `scanRunsPull`), one tile
+of local memory instead of two (the single-pass scan's kernel on an H200,
+2^26 ints: 0.266 ms instead of 0.338; 80 registers instead of 102).
+
 A `while`'s pointers (`DeclPtr`, `SwapPtr`) count as uses of every buffer
 they may point to, so the two buffers of a ping-pong are never merged with
 each other.  Not here: buffers of run-time size, private buffers, placing
@@ -30,6 +38,7 @@ import dataclasses
 
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
+from fcl.codegen.analysis.linear import KernelFacts
 from fcl.codegen.passes.base import Pass, replace_kernels
 
 
@@ -64,6 +73,7 @@ class _Sharing:
             reads, writes = K.accesses(s)
             self.names[id(s)] = frozenset(reads | writes)
         self.blocks = list(_blocks(k.body))
+        self._facts = None
 
     def resolve(self, name: str) -> str:
         while name in self.alias:
@@ -94,10 +104,64 @@ class _Sharing:
             barriers = [i for i, s in enumerate(seq) if isinstance(s, K.Barrier)]
             for a in inside:
                 for b in inside:
-                    if a != b and _compatible(fixed[a], fixed[b], groups) and \
-                            _apart(min(spans[a]), max(spans[a]), min(spans[b]), max(spans[b]), barriers, repeats):
+                    if a != b and _compatible(fixed[a], fixed[b], groups) and (
+                            _apart(min(spans[a]), max(spans[a]), min(spans[b]), max(spans[b]), barriers, repeats)
+                            or self.in_place(seq, a, b, spans, barriers, repeats, uses)):
                         return a, b
         return None
+
+    def in_place(self, seq, a: str, b: str, spans, barriers, repeats: bool, uses) -> bool:
+        """B may take A's place though their uses overlap: from B's first use to the barrier after
+        A's last (none between), A only read and B only written, by statements of their own level
+        (lets and stores, not inside a branch or loop), each read of A at a place (a linear form
+        of the index, through the kernel's lets) this work-item has not written in B yet and
+        writes in B there (so no other work-item writes it: two writes of one place between
+        barriers would be a race).  Both block-level; in a repeated body also a barrier after
+        B's last use or before A's first (B's last reads end before the next round's A: adding
+        one at the end of scanBy's chunk loop instead made its kernel 30% slower on an H200,
+        0.34 ms against 0.26 at 2^26, the next chunk's loads no longer overlapping the stores)."""
+        if (self.buffers[a].per, self.buffers[b].per) != ("", "") or self.groups_of(a, b):
+            return False
+        lo, hi = min(spans[b]), max(spans[a])
+        if not (min(spans[a]) <= lo <= hi <= max(spans[b])) or any(lo <= j <= hi for j in barriers):
+            return False
+        if repeats and not any(j > max(spans[b]) or j < min(spans[a]) for j in barriers):
+            return False
+        end = min([j for j in barriers if j > hi] + [len(seq)])     # B's writes until the next barrier
+        touching = [s for s in seq[lo:end] if uses.within(s).keys() & {a, b}]
+        if len(touching) == 1 and isinstance(touching[0], K.For):
+            return self.loop_in_place(touching[0], a, b, uses)
+        return _rewrites_own_places(self.facts(), touching, a, b, uses, self.resolve) is not None
+
+    def loop_in_place(self, loop: K.For, a: str, b: str, uses) -> bool:
+        """A loop of a work-item's own (no barrier) that rewrites its places in place: each
+        round reads A only at places it then writes in B, every place of a round the same
+        terms plus c times the counter (c the same, nonzero; the places of a round less than
+        c * step apart), so that no round reads what another wrote (a chunk's scan with 32
+        elements a work-item, `for k < 32: B[base + k] = f(A[base + k])`)."""
+        if K.contains_barrier(loop.body) or not isinstance(loop.step, K.Const) or loop.step.value <= 0:
+            return False
+        places = _rewrites_own_places(self.facts(), loop.body, a, b, uses, self.resolve)
+        if not places:
+            return False
+        counter = K.Var("int", loop.var)
+        forms = [(dict(terms), c) for terms, c in places]
+        scale = {terms.pop(counter, 0) for terms, _ in forms}
+        rest = {frozenset(terms.items()) for terms, _ in forms}
+        offsets = [c for _, c in forms]
+        if len(scale) != 1 or len(rest) != 1:
+            return False
+        c = abs(scale.pop()) * loop.step.value
+        return c > 0 and max(offsets) - min(offsets) < c
+
+    def groups_of(self, a: str, b: str) -> bool:
+        """A or B is used through a pointer (a while's ping-pong): not merged in place."""
+        return any(len(g) > 1 and (a in g or b in g) for g in self.groups().values())
+
+    def facts(self):
+        if self._facts is None:
+            self._facts = KernelFacts(self.k)
+        return self._facts
 
     def merge(self, keep: str, gone: str):
         """Buffer `gone` stored in `keep` (sized to the larger of the two)."""
@@ -115,6 +179,42 @@ class _Sharing:
             return self.k
         table = {gone: self.resolve(gone) for gone in self.alias}
         return dataclasses.replace(self.k, locals_=tuple(self.buffers.values()), body=K.rename(self.k.body, table))
+
+
+def _rewrites_own_places(facts: KernelFacts, stmts, a: str, b: str, uses, resolve):
+    """The places (linear forms) a work-item's straight-line `stmts` read in A and write in B,
+    where they only read A at places they then write in B, none after writing it, and do not
+    read B or write A (lets and stores only, among the statements that touch either); else
+    None.  `resolve`: the buffer a name in the statements now is (earlier merges)."""
+    written, read = set(), set()
+    for s in stmts:
+        if not uses.within(s).keys() & {a, b}:
+            continue
+        if not isinstance(s, (K.Let, K.Store)):
+            return None
+        for e in K.stmt_exprs(s):
+            for x in K.walk_expr(e):
+                if isinstance(x, K.Load) and resolve(x.buf) == b:
+                    return None
+                if isinstance(x, K.Load) and resolve(x.buf) == a:
+                    place = _place(facts, x.index)
+                    if place in written:
+                        return None
+                    read.add(place)
+        if isinstance(s, K.Store) and resolve(s.buf) == a:
+            return None
+        if isinstance(s, K.Store) and resolve(s.buf) == b:
+            written.add(_place(facts, s.index))
+    return written if read <= written else None
+
+
+def _place(facts: KernelFacts, index: K.Expr):
+    """The place an index of a local buffer names, as a hashable linear form (the skewed
+    layout's `skew(i)` by i: both buffers have the same layout)."""
+    if isinstance(index, K.Call) and index.fn == "skew":
+        index = index.args[0]
+    terms, c = facts.linear(index)
+    return frozenset(terms.items()), c
 
 
 def _blocks(stmts, top: bool = True):
@@ -166,5 +266,6 @@ def _apart(a_first: int, a_last: int, b_first: int, b_last: int, barriers: list[
     return not repeats or any(j > b_last or j < a_first for j in barriers)
 
 
-PASS = Pass("share_local", "local buffers never in use at the same time (a barrier between) share memory",
+PASS = Pass("share_local", "local buffers never in use at the same time (a barrier between) share memory, or "
+            "written in place where each work-item rewrites only its own places",
             share_local_memory)
