@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import fcl
+from fcl.base.errors import EvalError
 from fcl.codegen import kir as K
 from fcl.codegen.analysis.ranges import FULL, Interval, Ranges
 from fcl.codegen.interp import KernelRun
@@ -601,3 +602,24 @@ def test_prelude_matmul_keeps_its_tile_of_c_in_registers_at_every_k(static):
     kernel = prog.compile("matmulF", block_size=256, static=dict(zip(("n", "k", "m"), static)))
     for k in kernel.plan.kernels:
         assert all(b.size == K.cint(2048) for b in k.locals_), [(b.name, b.size) for b in k.locals_]
+
+
+SEED_2782 = 'sig ramp : <lvl> -> int -> [int]<lvl>\nfun ramp <lvl> n = push <lvl> (generate n (fn i => (i - 3) / 2 + (i - 7) % 3))\nfun global k arr =\n  let t1 = force (let src2 = generate (lengthPull arr) (fn i4 => (if lengthPull arr > 0 then index arr ((((i4 - 10) mod lengthPull arr) + lengthPull arr) % lengthPull arr) else (i4 - 10))) in concat 5 (mapPull (fn p3 => concat 1 (mapPull (fn p5 => mapPush (fn x6 => index p3 (((k * x6) & 1023) % lengthPull p3)) (zipWithPush (fn x7 => fn y8 => x7 - y8) p5 (ramp <thread> 1))) (splitUp 1 (mapPull (fn x10 => (let q12 = (let v13 = force (push <thread> arr) in arr) in index q12 ((abs ((index p3 ((7 & 1023) % lengthPull p3)) - (index arr ((7 & 1023) % lengthPull arr))) & 1023) % lengthPull q12))) (zipWith (fn x15 => fn y16 => (k - y16)) p3 p3))))) (splitUp 5 src2)))\n  in let dg17 = foldl (fn acc18 => fn x19 => (acc18 * 3) ^ x19) 0 t1\n  in k + (dg17)\n'
+
+
+def test_a_forced_array_nothing_reads_is_not_stored():
+    """Random-tester seed 2782: a per-work-item copy of `arr` that nothing reads (`v13`) is
+    left out; stored, it made PoCL's optimising build give a wrong value beside it at
+    #BlockSize 6, #WarpSize 2, #NumGroups 5 (Intel's runtime, PoCL -O0 and Oclgrind agree
+    with the evaluator).  A store with a run-time check in its value or place stays."""
+    prog = fcl.load(SEED_2782, "seed2782.fcl")
+    hw = dict(block_size=6, warp_size=2, num_groups=5)
+    kernel = prog.compile("global", **hw)
+    assert "per thread" not in kernel.opencl_source
+    arr = [-626568123, -27, 2, 0, 8, -43, -30, -17, 1, -40, -37, 39, -2, 34, 28, 43, 36, 19, -38, -16, 40, -20, 31, 3, -13, 45, 6, 44, 45, -32, -2, 45, 41, -31, 41, -36, -47, 2047511012, 1524600336, -14, -30, -23, -392468009, 4, 19, 42, -41, -31, 45, 37, -23, 1278140970, 3, -47, -6, 10, -2, 20, -49, 2, 9, -21, 6, -13, -20, 18, -17, 38, -18, 20, 1627395917, 19, -25, -22, -43, -12, 27, -45, -35, -42, -2052380398, -47, 34, 23, -45, -33, -65489132, 47, -12, -13, -9, 47, -3, 50, -9, 38, -38, 25, -31, -34, -14, 35, 2, 1184198193, -2, 38, 22, -1, 23, -7, -49, -20, -20, -26, 15, 43, 5, -12, -25, -2049946318, -30, 38, 1488862311, -12, -462132444, 40863186, 31, -22, -9, 18, -42, -25, 41, 21, 15, 48, 29, 3, -1229383880, 5, 34, 9, 49, -27, -49, 21, -1130116597, 41, 18, 27, -8, -1513118958, 41, -28, -40, -22, 47, 49, -41, -33, -13, 39, -46, 16, 670469042, -12, 48, 28, 17, 26, -14, 11, -40, -20, -31, -2136837298, 1043298348, 15, -14, 24, 14, -32, 22, 39, 1361348076, 39, 24, 38, 30, -33, 32, 30, -42, -22, -6884751, -3, -18, -6, 9, 359679319]
+    assert kernel(0, arr) == prog.evaluate("global", 0, arr, **hw)
+    checked = fcl.load("fun f arr = let v = force (push <block> (generate 4 (fn i => index arr (i + 1)))) "
+                       "in push <grid> arr\n")
+    for run in (lambda: checked.evaluate("f", [1, 2]), lambda: checked.compile("f")([1, 2])):
+        with pytest.raises(EvalError, match="index 2 out of range"):
+            run()

@@ -18,10 +18,10 @@ from dataclasses import replace
 from fcl.base.errors import CompilerBug
 from fcl.base.hw import skewed_elements
 from fcl.codegen.kir.build import binop, cint, plain_divisor
-from fcl.codegen.kir.nodes import (Atomic, Barrier, Bin, Buffer, Checked, DeclPtr, Expr, Fail, Kernel,
+from fcl.codegen.kir.nodes import (Atomic, Barrier, Bin, Buffer, Checked, DeclPtr, Expr, Fail, For, Kernel,
                                    Select, Stmt, Store, SwapPtr, VLoad, VStore, _child_fields, _KIND_BIT,
                                    stmt_exprs)
-from fcl.codegen.kir.walk import refold, walk_stmts
+from fcl.codegen.kir.walk import rebuilt, refold, walk_stmts
 
 
 def contains_barrier(stmts) -> bool:
@@ -63,10 +63,48 @@ def buffers_used(stmts) -> set[str]:
 
 def without_unused_locals(k: Kernel) -> Kernel:
     """k less the local buffers that no statement uses (a device gives a work-group only so
-    much local memory)."""
+    much local memory), after the stores to local buffers that nothing reads (an array
+    forced and never read; no pointer, atomic or check of the stored value or place: a
+    check may be the evaluator's error) are gone.  (A per-work-item copy that nothing read,
+    kept, made PoCL's optimising build compute a wrong value beside it: random-tester seed
+    2782, tests/programs/fuzz_regressions.fcl.)"""
+    k = _without_dead_local_stores(k)
     used = buffers_used(k.body)
     kept = tuple(b for b in k.locals_ if b.name in used)
     return k if len(kept) == len(k.locals_) else replace(k, locals_=kept)
+
+
+def _without_dead_local_stores(k: Kernel) -> Kernel:
+    classes = PointerClasses(k)
+    read = {classes.find(name) for name in all_accesses(k.body)[0]}
+    read |= {classes.find(s.buf) for s in walk_stmts(k.body) if isinstance(s, Atomic)}
+    pointers = set()        # buffers a while's ping-pong points at: left as they are
+    for s in walk_stmts(k.body):
+        if isinstance(s, DeclPtr):
+            pointers |= {classes.find(s.var), classes.find(s.init)}
+        elif isinstance(s, SwapPtr):
+            pointers |= {classes.find(s.a), classes.find(s.b)}
+    dead = {b.name for b in k.locals_ if classes.find(b.name) not in read | pointers}
+    if not dead:
+        return k
+
+    def kept(s: Stmt) -> bool:
+        return not (isinstance(s, Store) and s.buf in dead
+                    and not any(_KIND_BIT[Checked] & e.kinds for e in stmt_exprs(s)))
+
+    def prune(stmts) -> tuple:
+        out = []
+        for s in stmts:
+            if not kept(s):
+                continue
+            changes = {name: prune(getattr(s, name)) for name, kind in _child_fields(type(s)) if kind == "block"}
+            if isinstance(s, For) and not changes["body"] and s.body \
+                    and not any(_KIND_BIT[Checked] & e.kinds for e in stmt_exprs(s)):
+                continue        # a loop left empty
+            out.append(rebuilt(s, changes) if changes else s)
+        return tuple(out)
+    body = prune(k.body)
+    return k if body == k.body else replace(k, body=body)
 
 
 class PointerClasses:
