@@ -18,7 +18,7 @@ from dataclasses import replace
 from fcl.base.errors import CompilerBug
 from fcl.base.hw import skewed_elements
 from fcl.codegen.kir.build import binop, cint, plain_divisor
-from fcl.codegen.kir.nodes import (Atomic, Barrier, Bin, Buffer, Checked, DeclPtr, Expr, Fail, For, Kernel,
+from fcl.codegen.kir.nodes import (Atomic, Barrier, Bin, Buffer, Checked, Const, DeclPtr, Expr, Fail, For, Kernel,
                                    Select, Stmt, Store, SwapPtr, VLoad, VStore, _child_fields, _KIND_BIT,
                                    stmt_exprs)
 from fcl.codegen.kir.walk import rebuilt, refold, walk_stmts
@@ -68,8 +68,12 @@ def without_unused_locals(k: Kernel) -> Kernel:
     check may be the evaluator's error) are gone.  (A per-work-item copy that nothing read,
     kept, made PoCL's optimising build compute a wrong value beside it: random-tester seed
     2782, tests/programs/fuzz_regressions.fcl.)"""
-    k = _without_dead_local_stores(k)
-    used = buffers_used(k.body)
+    pruned = _without_dead_local_stores(k)
+    used = buffers_used(pruned.body)
+    # a size the host computes is checked when it allocates the buffer (a negative length is
+    # the evaluator's error): such a buffer stays, its stores gone
+    used |= {b.name for b in k.locals_ if not isinstance(b.size, Const)} & buffers_used(k.body)
+    k = pruned
     kept = tuple(b for b in k.locals_ if b.name in used)
     return k if len(kept) == len(k.locals_) else replace(k, locals_=kept)
 
