@@ -5,8 +5,10 @@ buffers: the expression of each `Let`, each `For` by its counter, the names
 that are assigned (mutable variables, pointers) and the buffers stored to.
 `linear(e)` gives e as ({term: coefficient}, constant), equal to e modulo
 2^32, following the `Let`s whose value is fixed once defined (`pure`): two
-indexes with equal forms are equal values.  `privatise` keys a work-item's
-registers by these forms, `vectorize` finds runs of consecutive elements
+indexes with equal forms are equal values; `place(i)` is the form of a local
+buffer's index under its layout's `skew`.  `privatise` keys a work-item's
+registers by these places, `share_local` compares the places a work-item
+reads and writes, `vectorize` finds runs of consecutive elements
 with them (and adds congruences mod the vector width: its VectorFacts).
 Consumes a kernel; produces facts.  Not here: intervals (ranges.py).
 """
@@ -52,6 +54,14 @@ class KernelFacts:
         if isinstance(e, K.Var) and e.name in self.lets and self.pure(self.lets[e.name]):
             return self.lets[e.name]
         return None
+
+    def place(self, index: K.Expr) -> tuple[bool, dict, int]:
+        """(skewed?, terms, constant): the element of a local buffer an index names, the linear
+        form of the index under a common `skew` (two indexes of one layout with equal forms name
+        one element)."""
+        skewed = isinstance(index, K.Call) and index.fn == "skew"
+        terms, const = self.linear(index.args[0] if skewed else index)
+        return skewed, terms, const
 
     def linear(self, e: K.Expr, depth: int = 0) -> tuple[dict, int]:
         """({term: coefficient}, constant) equal to e modulo 2^32, through pure `Let`s."""

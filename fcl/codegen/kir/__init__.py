@@ -31,15 +31,14 @@ from fcl.codegen.kir.walk import (Names, binds, defined_in, defines, map_expr, m
                                   walk_stmts, with_operands)
 from fcl.codegen.kir.facts import (BOUNDS_BIT_CAP, BOUNDS_WORDS, CHECK_VALUES, CheckFailed, PointerClasses,
                                    accesses, all_accesses, buffers_used, contains_barrier, copies, footprint,
-                                   without_unused_locals,
-                                   hoist_checks, record_failure)
+                                   hoist_checks, record_failure, without_unused_locals)
 from fcl.codegen.kir.host import eval_host
 from fcl.codegen.kir.simplify import simplify_kernel
 from fcl.codegen.kir.printer import format_expr, format_program, format_stmts
 
 __all__ = [
     "accesses", "add", "all_accesses", "Assign", "ATOMIC_OPS", "Atomic", "Barrier", "Bin", "binds", "binop",
-    "BOUNDS_BIT_CAP", "BOUNDS_WORDS", "Buffer", "buffers_used", "without_unused_locals", "call", "Call", "CHECK_VALUES", "checked",
+    "BOUNDS_BIT_CAP", "BOUNDS_WORDS", "Buffer", "buffers_used", "call", "Call", "CHECK_VALUES", "checked",
     "Checked", "checked_divisor", "CheckFailed", "cint", "Comment", "COMPARISONS", "const", "Const",
     "contains_barrier", "copies", "DeclPtr", "DeclVar", "defined_in", "defines", "div", "eval_host", "Expr",
     "expr_children", "Fail", "footprint", "For", "format_expr", "format_program", "format_stmts", "GENERAL_OP",
@@ -48,5 +47,5 @@ __all__ = [
     "Op", "Param", "ParFor", "PartFor", "plain_divisor", "PointerClasses", "rebuilt", "record_failure",
     "refold", "rename", "select", "Select", "SeqFor", "simplify_kernel", "Stmt", "stmt_children", "stmt_exprs", "Store",
     "straight_copies", "sub", "SwapPtr", "Un", "unop", "Var", "VECTOR_WIDTHS", "VLoad", "VStore", "walk_expr",
-    "walk_scoped", "walk_stmts", "with_operands", "_child_fields",
+    "walk_scoped", "walk_stmts", "with_operands", "without_unused_locals", "_child_fields",
 ]

@@ -82,28 +82,22 @@ def _without_dead_local_stores(k: Kernel) -> Kernel:
     classes = PointerClasses(k)
     read = {classes.find(name) for name in all_accesses(k.body)[0]}
     read |= {classes.find(s.buf) for s in walk_stmts(k.body) if isinstance(s, Atomic)}
-    pointers = set()        # buffers a while's ping-pong points at: left as they are
-    for s in walk_stmts(k.body):
-        if isinstance(s, DeclPtr):
-            pointers |= {classes.find(s.var), classes.find(s.init)}
-        elif isinstance(s, SwapPtr):
-            pointers |= {classes.find(s.a), classes.find(s.b)}
-    dead = {b.name for b in k.locals_ if classes.find(b.name) not in read | pointers}
+    # the buffers a while's ping-pong points at (a class of more than one name) stay as they are
+    read |= {classes.find(name) for name in classes.parent if classes.find(name) != name}
+    dead = {b.name for b in k.locals_ if classes.find(b.name) not in read}
     if not dead:
         return k
 
-    def kept(s: Stmt) -> bool:
-        return not (isinstance(s, Store) and s.buf in dead
-                    and not any(_KIND_BIT[Checked] & e.kinds for e in stmt_exprs(s)))
+    def checked(s: Stmt) -> bool:
+        return any(e.kinds & _KIND_BIT[Checked] for e in stmt_exprs(s))
 
     def prune(stmts) -> tuple:
         out = []
         for s in stmts:
-            if not kept(s):
+            if isinstance(s, Store) and s.buf in dead and not checked(s):
                 continue
             changes = {name: prune(getattr(s, name)) for name, kind in _child_fields(type(s)) if kind == "block"}
-            if isinstance(s, For) and not changes["body"] and s.body \
-                    and not any(_KIND_BIT[Checked] & e.kinds for e in stmt_exprs(s)):
+            if isinstance(s, For) and s.body and not changes["body"] and not checked(s):
                 continue        # a loop left empty
             out.append(rebuilt(s, changes) if changes else s)
         return tuple(out)

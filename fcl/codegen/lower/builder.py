@@ -148,11 +148,10 @@ class Builder:
         if self.dry:
             return None
         lets = self._shared_lets(n)
-        if not n.names <= self.params | {s.var for s in lets}:
-            return None
+        known = self.params | {s.var for s in lets}
         written = K.all_accesses(self.top)[1]
         for e in [n] + [s.expr for s in lets]:
-            if not e.names <= self.params | {s.var for s in lets}:
+            if not e.names <= known:
                 return None
             for x in K.walk_expr(e):
                 if isinstance(x, K.HwId) or isinstance(x, K.Load) and (

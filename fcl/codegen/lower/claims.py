@@ -21,7 +21,8 @@ from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 from fcl.codegen.analysis.injective import one_to_one
 from fcl.codegen.lower.builder import Ctx
-from fcl.codegen.lower.sizewords import length_error
+from fcl.codegen.lower.schemes import host_length
+from fcl.codegen.lower.sizewords import host_length_error
 
 
 def claim_place(b, buf: str, index: K.Expr, pos: K.Expr, who: K.Expr, kind: str, span):
@@ -75,19 +76,15 @@ class Claims:
         b, total = c.b, K.mul(self.n, count)
         self.total = total
         origin = f"claims of the interleave at {self.span.source.name}:{self.span.line}" if self.span else "claims"
+        what = "the claims of this interleave's places"
         if self.level == Level.GRID:
-            size = b.read_back(total, "the claims of this interleave's places") \
-                if not b.host_computable(total) else total
-            if size is None:
-                raise length_error(b, total, "the claims of this interleave's places", self.span or b.span,
-                                   self.ctx.stmts)
+            size = host_length(self.ctx, total, what, self.span)
             if b.host_computable(self.proven):      # none where the proof's conditions hold
                 size = K.mul(size, K.sub(K.cint(1), K.call("b2i", (self.proven,), "int")))
             self.rec = b.buffer("global", size, origin, "claims", prefix="claims", ty="int")
             return
         if not b.host_computable(total):
-            raise length_error(b, total, "the claims of this interleave's places", self.span or b.span,
-                               self.ctx.stmts)
+            raise host_length_error(self.ctx, total, what, self.span)
         if self.level == Level.BLOCK:
             self.rec = b.buffer("local", total, origin, "claims", ty="int")
         else:

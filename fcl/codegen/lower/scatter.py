@@ -20,7 +20,7 @@ from fcl.base.hw import Level
 from fcl.codegen import kir as K
 from fcl.codegen.lower.builder import Ctx, origin_of
 from fcl.codegen.lower.claims import claim_place
-from fcl.codegen.lower.schemes import check_level, fail_unless, host_length, names_of, reader, store_writer
+from fcl.codegen.lower.schemes import check_level, fail_unless, global_array, host_length, store_writer
 from fcl.codegen.lower.values import SPull, SScalar, SVal, apply2, as_element, as_scalar, scalar_leaves, shape_of
 
 # op name -> the identity `ne` must be for the work-groups' local copies
@@ -64,9 +64,7 @@ def scatter(ctx: Ctx, dest: SPull, idx: SPull, vals: SPull) -> SPull:
     body.emit(K.If(inside, (take, K.If(free, tuple(stores.stmts), failed))))
     ctx.emit(K.ParFor(Level.GRID, var, K.call("min", (idx.n, vals.n), "int"), tuple(body.stmts)))
     b.split_kernel()
-    if len(recs) > 1:
-        return reader(names_of(recs), K.cint(0), n, shape_of(elem))
-    return _whole(recs[0].name, n, recs[0].ty)
+    return global_array(recs, n, shape_of(elem))
 
 
 def atomic_op(ctx: Ctx, op: SVal, ty: str) -> str:
@@ -135,7 +133,7 @@ def reduce_by_index(ctx: Ctx, bins: SScalar, op: SVal, ne: SScalar, idx: SPull, 
         ctx.emit(K.ParFor(Level.BLOCK, j, n, (K.Atomic(name, rec.name, K.Var("int", j),
                                                          K.Load(ty, copy.name, K.Var("int", j))),)))
     b.split_kernel()
-    return _whole(rec.name, n, ty)
+    return global_array([rec], n, ty)
 
 
 def _at_kernel_top(ctx: Ctx, name: str, verb: str):
@@ -145,9 +143,3 @@ def _at_kernel_top(ctx: Ctx, name: str, verb: str):
         raise ctx.limitation("grid-nesting", f"{name} {verb} over the whole grid, so it can stand only at the "
                              "top level of a kernel, not inside a part or per-element work")
 
-
-def _whole(buf: str, n: K.Expr, ty: str) -> SPull:
-    """The n elements of global buffer `buf`, which an entry returns as they are (no copy)."""
-    result = reader(buf, K.cint(0), n, ty)
-    result.whole = buf
-    return result

@@ -174,16 +174,17 @@ def outside_barriers(stmts) -> tuple[tuple, tuple] | None:
     return (tuple(stmts[:cuts[0]]), tuple(stmts[cuts[-1] + 1:])) if cuts else None
 
 
-def host_length(ctx: Ctx, n: K.Expr, what: str) -> K.Expr:
+def host_length(ctx: Ctx, n: K.Expr, what: str, span=None) -> K.Expr:
     """The length `n` of `what` as the host knows it: n itself, or where only the kernels can
     compute it (a count in an array an earlier kernel wrote), a host variable read back
-    after a kernel that computes it (`Builder.read_back`); else a located error."""
+    after a kernel that computes it (`Builder.read_back`); else a located error (at `span`,
+    else the current one)."""
     b = ctx.b
     if b.dry or b.host_computable(n):
         return n
     var = b.read_back(n, what)
     if var is None:
-        raise host_length_error(ctx, n, what)
+        raise host_length_error(ctx, n, what, span)
     return var
 
 
@@ -236,6 +237,16 @@ def store_writer(recs, base: K.Expr):
     return w
 
 
+def global_array(recs, n: K.Expr, shape: Shape) -> SPull:
+    """The n elements of `shape` from the start of global buffers `recs` (one per scalar of
+    `shape`) that a grid-level force or scatter wrote; one buffer is `whole`: an entry
+    returns it as it is, without a copy."""
+    result = reader(names_of(recs), K.cint(0), n, shape)
+    if len(recs) == 1:
+        result.whole = recs[0].name
+    return result
+
+
 def reader(names, base: K.Expr, n: K.Expr, shape: Shape) -> SPull:
     """The pull array of the n elements of `shape` at `base` in buffer (or pointer) `names`
     (a list of them, one per scalar of `shape`, for pairs)."""
@@ -280,10 +291,9 @@ def force(ctx: Ctx, arr: SPush, ty: Shape) -> SPull:
     if arr.bound is not None:
         n = host_length(ctx, arr.n, "the array this force stores")
     sync(ctx, arr.level, recs[0].origin)
-    result = reader(names_of(recs), base, n, ty)
-    if arr.level == Level.GRID and len(recs) == 1:
-        result.whole = recs[0].name     # an entry returns it without a copy
-    return result
+    if arr.level == Level.GRID:
+        return global_array(recs, n, ty)
+    return reader(names_of(recs), base, n, ty)
 
 
 def collective_force(ctx: Ctx, arr: SPush, ty: Shape) -> SPull:

@@ -51,10 +51,11 @@ def length_error(b, e: K.Expr, what: str, span, stmts=()) -> CompilerLimitation:
     return CompilerLimitation("device-length", message, span, notes, related)
 
 
-def host_length_error(ctx, n: K.Expr, what: str) -> CompilerLimitation:
+def host_length_error(ctx, n: K.Expr, what: str, span=None) -> CompilerLimitation:
     """The error for the length `n` of `what`, which needs values only the kernels know,
-    at the current span of `ctx`'s builder (the statements of `ctx` may define it)."""
-    return length_error(ctx.b, n, what, ctx.b.span, ctx.stmts)
+    at `span`, else the current span of `ctx`'s builder (the statements of `ctx` may define
+    it)."""
+    return length_error(ctx.b, n, what, span or ctx.b.span, ctx.stmts)
 
 
 class _Words:

@@ -38,7 +38,7 @@ class SPull(SVal):
     n: K.Expr
     at: Callable          # (ctx, index expr) -> SVal
     whole: str = ""       # the global buffer whose first n elements these are, when an entry
-                          # may return it as it is (a grid-level force, reduceByIndex's bins)
+                          # may return it as it is (schemes.global_array: a grid-level force, a scatter)
 
 
 @dataclass

@@ -202,8 +202,7 @@ class _Rewrite:
     def key(self, index: K.Expr, varying: set):
         """The slot an index names: (skewed?, its linear form), when its terms are the same in
         every step of the loop (defined before it, reading no memory)."""
-        skewed = isinstance(index, K.Call) and index.fn == "skew"
-        terms, const = self.facts.linear(index.args[0] if skewed else index)
+        skewed, terms, const = self.facts.place(index)
         if any(t.buffers_read or t.names & varying for t in terms):
             return None
         return skewed, frozenset((t, c % 2 ** 32) for t, c in terms.items() if c % 2 ** 32), const % 2 ** 32

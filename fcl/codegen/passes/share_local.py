@@ -19,7 +19,7 @@ both:
 * both have constant sizes, the same element type, copies (`per`) and layout
   (A is sized to the larger).
 
-Or B is written in place of A (`_in_place`): block-level buffers whose uses
+Or B is written in place of A (`in_place`): block-level buffers whose uses
 overlap in a stretch of that sequence with no barrier, where each work-item
 reads A only at places it then writes in B, and nothing of A after writing
 its place in B: a chunk's scan rewrites its elements where they were loaded
@@ -106,11 +106,11 @@ class _Sharing:
                 for b in inside:
                     if a != b and _compatible(fixed[a], fixed[b], groups) and (
                             _apart(min(spans[a]), max(spans[a]), min(spans[b]), max(spans[b]), barriers, repeats)
-                            or self.in_place(seq, a, b, spans, barriers, repeats, uses)):
+                            or self.in_place(seq, a, b, spans, barriers, repeats, uses, groups)):
                         return a, b
         return None
 
-    def in_place(self, seq, a: str, b: str, spans, barriers, repeats: bool, uses) -> bool:
+    def in_place(self, seq, a: str, b: str, spans, barriers, repeats: bool, uses, groups) -> bool:
         """B may take A's place though their uses overlap: from B's first use to the barrier after
         A's last (none between), A only read and B only written, by statements of their own level
         (lets and stores, not inside a branch or loop), each read of A at a place (a linear form
@@ -120,7 +120,8 @@ class _Sharing:
         B's last use or before A's first (B's last reads end before the next round's A: adding
         one at the end of scanBy's chunk loop instead made its kernel 30% slower on an H200,
         0.34 ms against 0.26 at 2^26, the next chunk's loads no longer overlapping the stores)."""
-        if (self.buffers[a].per, self.buffers[b].per) != ("", "") or self.groups_of(a, b):
+        if (self.buffers[a].per, self.buffers[b].per) != ("", "") or \
+                len(groups.get(a, ())) > 1 or len(groups.get(b, ())) > 1:     # a while's ping-pong
             return False
         lo, hi = min(spans[b]), max(spans[a])
         if not (min(spans[a]) <= lo <= hi <= max(spans[b])) or any(lo <= j <= hi for j in barriers):
@@ -153,10 +154,6 @@ class _Sharing:
             return False
         c = abs(scale.pop()) * loop.step.value
         return c > 0 and max(offsets) - min(offsets) < c
-
-    def groups_of(self, a: str, b: str) -> bool:
-        """A or B is used through a pointer (a while's ping-pong): not merged in place."""
-        return any(len(g) > 1 and (a in g or b in g) for g in self.groups().values())
 
     def facts(self):
         if self._facts is None:
@@ -209,11 +206,8 @@ def _rewrites_own_places(facts: KernelFacts, stmts, a: str, b: str, uses, resolv
 
 
 def _place(facts: KernelFacts, index: K.Expr):
-    """The place an index of a local buffer names, as a hashable linear form (the skewed
-    layout's `skew(i)` by i: both buffers have the same layout)."""
-    if isinstance(index, K.Call) and index.fn == "skew":
-        index = index.args[0]
-    terms, c = facts.linear(index)
+    """The place an index of a local buffer names (KernelFacts.place), hashable: (terms, constant)."""
+    _, terms, c = facts.place(index)
     return frozenset(terms.items()), c
 
 
