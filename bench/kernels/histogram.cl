@@ -2,15 +2,21 @@
 // best-known form for a GPU: where the bins fit in local memory (hist_local, up to
 // LOCAL_BINS), each work-group counts its elements into its own copy of the bins with
 // local atomics (int4 grid-stride loads, so coalesced), then adds its copy into the
-// global bins with one global atomic per bin; more bins than that (hist_global) are
-// counted straight into the global bins.  hist_zero clears the global bins first (it is
-// part of the row's time, as FCL's first kernel is).  Launch: work-groups of BS
-// work-items.
+// global bins with one global atomic per bin.  More bins than that (hist_sliced) are
+// split into S = ceil(bins / SLICE_BINS) slices of SLICE_BINS bins (32 KiB of local
+// memory; the last slice may be partial): work-group g counts into slice g % S the
+// values of input range g / S that fall in it, with local atomics, then adds its
+// nonzero counts into the global bins with global atomics.  The S work-groups of one
+// range have consecutive ids, so they run at about the same time and all but the first
+// read the range from L2.  hist_zero clears the global bins first (it is part of the
+// row's time, as FCL's first kernel is).  Launch: work-groups of BS work-items;
+// hist_sliced takes a multiple of S of them.
 #define BS 256
 #define LOCAL_BINS 4096
+#define SLICE_BINS 8192
 
-// every element of in[0..n) inside [0, bins) counted into `hist` (local or global): int4
-// grid-stride loads, then the last n % 4 elements one a work-item
+// every element of in[0..n) inside [0, bins) counted into `hist`: int4 grid-stride
+// loads, then the last n % 4 elements one a work-item
 #define COUNT_INTO(hist)                                                            \
     do {                                                                            \
         const int n4 = n / 4;                                                       \
@@ -50,7 +56,36 @@ void hist_local(__global const int *restrict in, __global int *restrict out, con
 }
 
 __kernel __attribute__((reqd_work_group_size(BS, 1, 1)))
-void hist_global(__global const int *restrict in, __global int *restrict out, const int n, const int bins)
+void hist_sliced(__global const int *restrict in, __global int *restrict out, const int n, const int bins)
 {
-    COUNT_INTO(out);
+    __local int h[SLICE_BINS];
+    const int lid = get_local_id(0);
+    const int slices = (bins + SLICE_BINS - 1) / SLICE_BINS;
+    const int slice = get_group_id(0) % slices, range = get_group_id(0) / slices;
+    const int ranges = get_num_groups(0) / slices;
+    // the slice holds bins [base, base + width); as base + width <= bins < 2^31, one
+    // unsigned compare (uint)v - base < width is v in that interval (negative v too)
+    const uint base = (uint)slice * SLICE_BINS;
+    const uint width = min((uint)SLICE_BINS, (uint)bins - base);
+    for (int b = lid; b < (int)width; b += BS)
+        h[b] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    // the range's int4s: a grid-stride loop over the ranges (every work-group of a range
+    // reads the same int4s), then the last n % 4 elements one a work-item of range 0
+    const int n4 = n / 4;
+    __global const int4 *in4 = (__global const int4 *)in;
+    for (int i = range * BS + lid; i < n4; i += ranges * BS) {
+        const uint4 v = as_uint4(in4[i]) - base;
+        if (v.x < width) atomic_add(&h[v.x], 1);
+        if (v.y < width) atomic_add(&h[v.y], 1);
+        if (v.z < width) atomic_add(&h[v.z], 1);
+        if (v.w < width) atomic_add(&h[v.w], 1);
+    }
+    const int tail = 4 * n4 + range * BS + lid;
+    if (tail < n && (uint)in[tail] - base < width)
+        atomic_add(&h[(uint)in[tail] - base], 1);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int b = lid; b < (int)width; b += BS)
+        if (h[b])
+            atomic_add(&out[base + b], h[b]);
 }

@@ -11,6 +11,8 @@ SOURCE = """
 fun byOp bins xs = reduceByIndex bins (fn a => fn b => a {op} b) 0 xs xs
 fun byCall bins xs = reduceByIndex bins {call} 0 xs xs
 fun local256 xs = reduceByIndex 256 (fn a => fn b => a + b) 0 (mapPull (fn x => x & 255) xs) xs
+fun sliced op xs = reduceByIndex 20000 (fn a => fn b => if op == 0 then a + b else max a b)
+                               (if op == 0 then 0 else 0 - 2147483647 - 1) (mapPull (fn x => x % 20100) xs) xs
 fun notIdentity xs = reduceByIndex 256 (fn a => fn b => a + b) 5 (mapPull (fn x => x & 255) xs) xs
 fun doubles bins xs = reduceByIndex bins (fn a => fn b => a + b) 0.0 (mapPull d2i xs) xs
 fun nested xs = push <grid> (mapPull (fn x => index (reduceByIndex 4 max 0 (iota 4) (iota 4)) 0) xs)
@@ -55,6 +57,28 @@ def test_local_bins_take_at_most_1024_work_groups():
         in kernel.explain()
     xs = [(7 * i) % 300 for i in range(5000)]
     assert list(kernel(xs)) == list(program().evaluate("local256", xs))
+
+
+@pytest.mark.parametrize("op", [0, 1])
+def test_bins_past_local_memory_are_combined_in_slices_of_it(op):
+    """20000 bins: three slices of 8192 (the last partial), a work-group a slice and range of
+    the elements, its slice's bins merged with an atomic a bin that changed; the values of
+    the evaluator (indices past the bins and negative ones dropped), for + and max."""
+    import numpy as np
+    kernel = program().compile("sliced", static={"op": op}, block_size=64)
+    src = kernel.opencl_source
+    assert "__local int" in src and "[8192]" in src and src.count("atomic_add(&g" if op == 0 else "atomic_max(&g") == 1
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 300, 5003, 40000):
+        xs = rng.integers(-30000, 30000, n, dtype=np.int32)
+        keys = np.fmod(xs, 20100)                   # FCL's %: the sign of the dividend
+        keep = (keys >= 0) & (keys < 20000)
+        want = np.zeros(20000, np.int64) if op == 0 else np.full(20000, np.iinfo(np.int32).min, np.int64)
+        (np.add if op == 0 else np.maximum).at(want, keys[keep], xs[keep])
+        want = want.astype(np.int32)
+        if n <= 300:
+            assert np.array_equal(np.asarray(program().evaluate("sliced", op, xs)), want)
+        assert np.array_equal(np.asarray(kernel(op, xs)), np.asarray(want)), n
 
 
 @pytest.mark.parametrize("op", ["-", "*"])
