@@ -594,15 +594,15 @@ def test_privatise_takes_matmul_reg_tile_of_c_out_of_local_memory():
 
 @pytest.mark.parametrize("static", [(2, 3, 2), (100, 64, 100), (4096, 4096, 4096), (0, 2, 3)])
 def test_prelude_matmul_keeps_its_tile_of_c_in_registers_at_every_k(static):
-    """The prelude's matmulF at #BlockSize 256 (128 x 128 tiles of C, 64 KB) needs only its two
-    K-tiles in local memory (16 KB), whether the K loop runs once (its loop stays a loop for
+    """The prelude's matmulF at #BlockSize 256 (64 x 256 tiles of C, 64 KB) needs only its two
+    K-tiles in local memory (64 x 16 of a and 16 x 256 of b, 20 KB), whether the K loop runs once (its loop stays a loop for
     privatise: `unroll` leaves a power's one-step loop), a few times (a long state is not
     unrolled at compile time) or 256 times; and nothing at all for an empty product, whose
     loop over the tiles runs no time (its tiles' buffers go with it)."""
     prog = fcl.load(f"val s = {static[0]}")
     kernel = prog.compile("matmulF", block_size=256, static=dict(zip(("n", "k", "m"), static)))
     for k in kernel.plan.kernels:
-        assert all(b.size == K.cint(2048) for b in k.locals_), [(b.name, b.size) for b in k.locals_]
+        assert sorted(b.size.value for b in k.locals_) in ([], [1024, 4096]), [(b.name, b.size) for b in k.locals_]
 
 
 SEED_2782 = 'sig ramp : <lvl> -> int -> [int]<lvl>\nfun ramp <lvl> n = push <lvl> (generate n (fn i => (i - 3) / 2 + (i - 7) % 3))\nfun global k arr =\n  let t1 = force (let src2 = generate (lengthPull arr) (fn i4 => (if lengthPull arr > 0 then index arr ((((i4 - 10) mod lengthPull arr) + lengthPull arr) % lengthPull arr) else (i4 - 10))) in concat 5 (mapPull (fn p3 => concat 1 (mapPull (fn p5 => mapPush (fn x6 => index p3 (((k * x6) & 1023) % lengthPull p3)) (zipWithPush (fn x7 => fn y8 => x7 - y8) p5 (ramp <thread> 1))) (splitUp 1 (mapPull (fn x10 => (let q12 = (let v13 = force (push <thread> arr) in arr) in index q12 ((abs ((index p3 ((7 & 1023) % lengthPull p3)) - (index arr ((7 & 1023) % lengthPull arr))) & 1023) % lengthPull q12))) (zipWith (fn x15 => fn y16 => (k - y16)) p3 p3))))) (splitUp 5 src2)))\n  in let dg17 = foldl (fn acc18 => fn x19 => (acc18 * 3) ^ x19) 0 t1\n  in k + (dg17)\n'
