@@ -17,8 +17,8 @@ from fcl.base.hw import Level
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 from fcl.codegen.lower.builder import BufRec, Builder, Ctx, origin_of
-from fcl.codegen.lower.schemes import (check_level, host_length, names_of, outside_barriers, placements, reader, store_writer,
-                                       sync)
+from fcl.codegen.lower.schemes import (check_level, fail_unless, host_length, names_of, outside_barriers, placements,
+                                       reader, store_writer, sync)
 from fcl.codegen.lower.values import (SPair, SPull, SPush, SScalar, Shape, SVal, apply, apply2, as_scalar, build,
                                       scalar_leaves, shape_leaves, shape_of)
 
@@ -470,6 +470,8 @@ def seqfor(ctx: Ctx, count: SScalar, state: SVal, f: SVal) -> SPush:
     order, the state in registers (scalars or pairs of scalars), and writes element i
     as it is computed."""
     n, span = count.e, ctx.b.span
+    # the evaluator reports a negative length where `seqfor` is applied, used or not
+    fail_unless(ctx, K.binop("ge", n, K.cint(0)), "length:seqfor", (n,), span)
 
     def run(c: Ctx, w):
         if isinstance(n, K.Const) and n.value <= UNROLL_MAX:

@@ -11,9 +11,10 @@ invariants).  Expressions are pure and never trap (x/0 is 0), so computing
 one for a loop that runs zero times is harmless.  A loop's bound (`stop`) is
 evaluated at least once, so its invariant parts move out with their run-time
 checks (a divisor that may be zero: `part < n / chunk`, which would otherwise
-divide at every step).  The `simplify` pass then removes the copies left
-behind.  Not moved: loads (a store in the loop may change them), statements,
-checks of the body.
+divide at every step), but for those under a select's arms or the right of
+&& ||, which it need not evaluate.  The `simplify` pass then removes the copies
+left behind.  Not moved: loads (a store in the loop may change them),
+statements, checks of the body.
 """
 from __future__ import annotations
 
@@ -91,8 +92,8 @@ class _Kernel:
             if take(e):
                 found.setdefault(e, "")
                 return
-            for c in K.expr_children(e):
-                collect(c, take)
+            for c, always in _children(e):
+                collect(c, take if always else hoisted)   # a check that may not run stays
 
         for s in K.walk_stmts(loop.body):
             for e in K.stmt_exprs(s):
@@ -109,6 +110,16 @@ class _Kernel:
         bounds = {f: _replace(getattr(loop, f), found, hoisted) for f in ("start", "step")}
         bounds["stop"] = _replace(loop.stop, found, lambda e: hoisted(e) or checked_bound(e))
         return tuple(lets), dataclasses.replace(loop, body=body, **bounds)
+
+
+def _children(e: K.Expr):
+    """(child, whether evaluating e always evaluates it) for each child of e: not a select's
+    arms, nor the right of && ||."""
+    if isinstance(e, K.Select):
+        return ((e.cond, True), (e.a, False), (e.b, False))
+    if isinstance(e, K.Bin) and e.op in (K.Op.AND, K.Op.OR):
+        return ((e.a, True), (e.b, False))
+    return tuple((c, True) for c in K.expr_children(e))
 
 
 def _replace(e: K.Expr, table: dict, hoisted) -> K.Expr:
