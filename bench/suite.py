@@ -440,7 +440,9 @@ HIST_LOCAL_BINS = 4096        # bins that hist_local keeps in local memory (16 K
 HIST_SLICE_BINS = 8192        # SLICE_BINS in histogram.cl: bins of a slice (32 KiB of local memory)
 HIST_RANGES = 99              # input ranges of hist_sliced: 792 work-groups at 8 slices, one wave on a
                               # 132-unit H100/H200 (6 of 32 KiB a unit); on an H200 at 2^26 x 65536:
-                              # 0.355 ms at 99 ranges, 0.357 at 198, 0.39 at 264, 0.51 at 132
+                              # 0.293 ms at 99 ranges, 0.297 at 198 (one int4 in flight instead of
+                              # two: 0.36 at 99, 0.40 at 264; 16-bit counters, 0.23, need a guard
+                              # against overflow that holds only in practice: not a baseline)
 
 
 def setup_histogram(alloc, bufs, dims, out):
