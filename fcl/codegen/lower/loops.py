@@ -524,6 +524,9 @@ def seq_concat(ctx: Ctx, part: SScalar, count: SScalar, state: SVal, f: SVal, le
                         "kernel, and the state cannot live in registers between kernels",
                         ["run it per work-group (block-level parts inside a grid-level concat), "
                          "or use a grid-level power"])
+    # the evaluator reports a negative part length or step count where `seqConcat` is applied, used or not
+    fail_unless(ctx, K.binop("ge", m, K.cint(0)), "length:seqConcat:the length of every part", (m,), span)
+    fail_unless(ctx, K.binop("ge", n, K.cint(0)), "length:seqConcat:the number of steps", (n,), span)
 
     def run(c: Ctx, w):
         check_level(c, level, "compute")
@@ -540,7 +543,19 @@ def seq_concat(ctx: Ctx, part: SScalar, count: SScalar, state: SVal, f: SVal, le
                 raise CompileError(f"each step of this seqConcat must write {m.value} elements, but "
                                    f"it writes {r.b.n.value}", span)
             temps = [snapshot(body, x.e, "nst") for x in scalar_leaves(c, r.a)]
-            r.b.run(body, lambda cc, j, v: w(cc, K.add(K.mul(i, m), j), v))
+            # the evaluator reports a step whose part is not m elements long (before it writes
+            # any): then it writes nothing
+            fits = fail_unless(body, body.bind(K.binop("eq", r.b.n, m), "fits"), "seqConcat-step", (i, r.b.n, m),
+                               span)
+
+            def write(cc, j, v):
+                if K.is_const(fits, True):
+                    w(cc, K.add(K.mul(i, m), j), v)
+                    return
+                g = cc.sub()
+                w(g, K.add(K.mul(i, m), j), v)
+                cc.emit(K.If(fits, tuple(g.stmts)))
+            r.b.run(body, write)
             if level in (Level.WARP, Level.BLOCK) and _wraps_around(body):
                 body.emit(K.Barrier("the next step reuses local memory"))
             return temps

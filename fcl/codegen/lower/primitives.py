@@ -129,6 +129,8 @@ def size_of(ctx: Ctx, v: SVal) -> SScalar:
 def concat(ctx, n, parts, level: int):
     """`concat n parts` whose parts the typed core puts at `level` - 1: each part of n elements."""
     span = ctx.b.span
+    # the evaluator reports a negative part length where `concat` is applied, used or not
+    fail_unless(ctx, K.binop("ge", n.e, K.cint(0)), "length:concat:the part length", (n.e,), span)
 
     def place(c, p, j, count):
         return K.add(K.mul(p, n.e), j), K.Const("bool", True), (), None
@@ -142,6 +144,8 @@ def interleave(ctx, n, f, parts, level: int):
     """`interleave n f parts`: element j of part p (n elements) at position f (p, j), inside
     the result of n * (the number of parts) elements, each written once (`claims`)."""
     span = ctx.b.span
+    # the evaluator reports a negative part length where `interleave` is applied, used or not
+    fail_unless(ctx, K.binop("ge", n.e, K.cint(0)), "length:interleave:the part length", (n.e,), span)
     claims = Claims(ctx, level, n.e, span)
 
     def place(c, p, j, count):

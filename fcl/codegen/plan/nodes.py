@@ -156,8 +156,9 @@ def failure_message(kind: str, values) -> str:
         return f"integer division by zero ({a} / 0)"
     if kind == "mod":
         return f"integer division by zero in remainder ({a} % 0)"
-    if kind.startswith("length:"):
-        return f"{kind[7:]}: the length must not be negative, got {a}"
+    if kind.startswith("length:"):       # "length:NAME" or "length:NAME:WHAT" (WHAT: "the length" if left out)
+        name, _, what = kind[7:].partition(":")
+        return f"{name}: {what or 'the length'} must not be negative, got {a}"
     if kind in ("concat", "scanConcat"):    # part a has b elements, the part length is c, d parts
         if b < c:
             return (f"{kind}: part {a} has {b} elements but the part length is {c}, so "
@@ -167,6 +168,8 @@ def failure_message(kind: str, values) -> str:
                     f"position {a * c + c} is outside the result (length {c * d})")
         return (f"{kind}: part {a} has {b} elements but the part length is {c}, so "
                 f"position {a * c + c} is written twice (by parts {a} and {a + 1})")
+    if kind == "seqConcat-step":        # step a returned b elements, the part length is c
+        return f"seqConcat: step {a} returned an array of length {b}, but every part must have length {c}"
     if kind == "packConcat":            # part a has b elements, more than the part length c
         return f"packConcat: part {a} has {b} elements, more than the part length {c}"
     if kind == "interleave-part":       # part a has b elements, more than the part length c
