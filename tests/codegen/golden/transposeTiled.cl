@@ -17,7 +17,7 @@ host program:
   alloc out6 : int[tileDim * tileDim * (hs3 * hs4)]
   alloc claims13 : int[tileDim * tileDim * (hs3 * hs4) * (1 - b2i(rows / tileDim > 0 && tileDim > 0 && rows >= 0))]
   launch transposeTiled on min(#NumGroups, max(1, hs3 * hs4)) work-groups x 256 work-items (in3_1, bounds, out6, claims13, arg0, arg1, arg2, n3, hs2, hs3, hs4, hs5)
-  check bounds: no run-time check failed (29 device checks left of 26 in the program: `index`, zero divisors, part lengths)
+  check bounds: no run-time check failed (30 device checks left of 27 in the program: `index`, zero divisors, part lengths)
   result: array in out6, length tileDim * tileDim * (hs3 * hs4)
 examples/transpose.fcl:13:3: note: `split2DGrid` leaves out the rows and columns past the last whole t x t tile
 
@@ -75,38 +75,41 @@ void transposeTiled(
   if (!(fcl_mul(hs3, hs4) >= 0)) {
     fcl_fail(bounds, 5, fcl_mul(hs3, hs4), 0, 0, 0);
   }
+  if (!(fcl_mul(arg0, arg0) >= 0)) {
+    fcl_fail(bounds, 7, fcl_mul(arg0, arg0), 0, 0, 0);
+  }
   const bool inv5 = !(fcl_mul(arg0, arg0) >= 0);
   const int inv6 = fcl_mul(arg0, arg0);
   const int inv7 = fcl_mul(fcl_mul(arg0, arg0), fcl_mul(hs3, hs4));
   const bool inv8 = fcl_div(arg2, arg0) > 0 && arg0 > 0 && arg2 >= 0;
   const int inv9 = fcl_mul(hs3, hs4);
   for (int part7 = (int)get_group_id(0); part7 < inv9; part7 += (int)get_num_groups(0)) {
-    const int sh9 = fcl_check(fcl_add(fcl_mul(fcl_mod(part7, hs4 != 0 ? hs4 : fcl_check(part7, 0, bounds, 7)), hs3), fcl_div(part7, hs4 != 0 ? hs4 : fcl_check(part7, 0, bounds, 8))), fcl_mul(fcl_div(arg2, arg0 != 0 ? arg0 : fcl_check(arg2, 0, bounds, 1)), hs2), bounds, 9);
+    const int sh9 = fcl_check(fcl_add(fcl_mul(fcl_mod(part7, hs4 != 0 ? hs4 : fcl_check(part7, 0, bounds, 8)), hs3), fcl_div(part7, hs4 != 0 ? hs4 : fcl_check(part7, 0, bounds, 9))), fcl_mul(fcl_div(arg2, arg0 != 0 ? arg0 : fcl_check(arg2, 0, bounds, 1)), hs2), bounds, 10);
     if (inv5) {
-      fcl_fail(bounds, 10, inv6, 0, 0, 0);
+      fcl_fail(bounds, 11, inv6, 0, 0, 0);
     }
     for (int i11 = lid; i11 < inv6; i11 += 256) {
-      l10[fcl_skew(i11)] = in3_1[fcl_check(fcl_add(fcl_add(fcl_mul(fcl_add(fcl_mul(fcl_div(sh9, hs2 != 0 ? hs2 : fcl_check(sh9, 0, bounds, 11)), arg0), fcl_div(i11, arg0 != 0 ? arg0 : fcl_check(i11, 0, bounds, 12))), arg1), fcl_mul(fcl_mod(sh9, hs2 != 0 ? hs2 : fcl_check(sh9, 0, bounds, 13)), arg0)), fcl_mod(i11, arg0 != 0 ? arg0 : fcl_check(i11, 0, bounds, 14))), n3, bounds, 15)];
+      l10[fcl_skew(i11)] = in3_1[fcl_check(fcl_add(fcl_add(fcl_mul(fcl_add(fcl_mul(fcl_div(sh9, hs2 != 0 ? hs2 : fcl_check(sh9, 0, bounds, 12)), arg0), fcl_div(i11, arg0 != 0 ? arg0 : fcl_check(i11, 0, bounds, 13))), arg1), fcl_mul(fcl_mod(sh9, hs2 != 0 ? hs2 : fcl_check(sh9, 0, bounds, 14)), arg0)), fcl_mod(i11, arg0 != 0 ? arg0 : fcl_check(i11, 0, bounds, 15))), n3, bounds, 16)];
     }
     barrier(CLK_LOCAL_MEM_FENCE);  /* force at examples/transpose.fcl:14 */
     if (inv5) {
-      fcl_fail(bounds, 16, inv6, 0, 0, 0);
+      fcl_fail(bounds, 17, inv6, 0, 0, 0);
     }
     for (int i12 = lid; i12 < inv6; i12 += 256) {
-      const int pos14 = fcl_add(fcl_add(fcl_mul(fcl_add(fcl_mul(fcl_div(part7, hs5 != 0 ? hs5 : fcl_check(part7, 0, bounds, 20)), arg0), fcl_div(i12, arg0 != 0 ? arg0 : fcl_check(i12, 0, bounds, 21))), arg2), fcl_mul(fcl_mod(part7, hs5 != 0 ? hs5 : fcl_check(part7, 0, bounds, 22)), arg0)), fcl_mod(i12, arg0 != 0 ? arg0 : fcl_check(i12, 0, bounds, 23)));
+      const int pos14 = fcl_add(fcl_add(fcl_mul(fcl_add(fcl_mul(fcl_div(part7, hs5 != 0 ? hs5 : fcl_check(part7, 0, bounds, 21)), arg0), fcl_div(i12, arg0 != 0 ? arg0 : fcl_check(i12, 0, bounds, 22))), arg2), fcl_mul(fcl_mod(part7, hs5 != 0 ? hs5 : fcl_check(part7, 0, bounds, 23)), arg0)), fcl_mod(i12, arg0 != 0 ? arg0 : fcl_check(i12, 0, bounds, 24)));
       if (0 <= pos14 && pos14 < inv7) {
         if (inv8) {
-          out6[pos14] = l10[fcl_skew(fcl_check(fcl_add(fcl_mul(i12 % arg0, arg0), i12 / arg0), inv6, bounds, 19))];
+          out6[pos14] = l10[fcl_skew(fcl_check(fcl_add(fcl_mul(i12 % arg0, arg0), i12 / arg0), inv6, bounds, 20))];
         } else {
           const int old15 = atomic_xchg(&claims13[pos14], part7 + 1);
           if (old15 == 0) {
-            out6[pos14] = l10[fcl_skew(fcl_check(fcl_add(fcl_mul(fcl_mod(i12, arg0 != 0 ? arg0 : fcl_check(i12, 0, bounds, 17)), arg0), fcl_div(i12, arg0 != 0 ? arg0 : fcl_check(i12, 0, bounds, 18))), inv6, bounds, 19))];
+            out6[pos14] = l10[fcl_skew(fcl_check(fcl_add(fcl_mul(fcl_mod(i12, arg0 != 0 ? arg0 : fcl_check(i12, 0, bounds, 18)), arg0), fcl_div(i12, arg0 != 0 ? arg0 : fcl_check(i12, 0, bounds, 19))), inv6, bounds, 20))];
           } else {
-            fcl_fail(bounds, 25, pos14, fcl_sub(old15, 1), part7, 0);
+            fcl_fail(bounds, 26, pos14, fcl_sub(old15, 1), part7, 0);
           }
         }
       } else {
-        fcl_fail(bounds, 24, part7, i12, pos14, inv7);
+        fcl_fail(bounds, 25, part7, i12, pos14, inv7);
       }
     }
     if (fcl_add(part7, (int)get_num_groups(0)) < inv9) {
