@@ -27,7 +27,7 @@ from fcl.codegen.kir.nodes import (ATOMIC_OPS, GENERAL_OP, VECTOR_WIDTHS, Assign
 from fcl.codegen.kir.build import (COMPARISONS, add, binop, call, checked, checked_divisor, cint, const, div,
                                    is_const, lt, mul, plain_divisor, select, sub, unop)
 from fcl.codegen.kir.walk import (Names, binds, defined_in, defines, map_expr, map_own_exprs, map_stmts,
-                                  names_read, rebuilt, refold, rename, straight_copies, walk_expr, walk_scoped,
+                                  names_read, rebuilt, refold, rename, straight_copies, strict_children, walk_expr, walk_scoped,
                                   walk_stmts, with_operands)
 from fcl.codegen.kir.facts import (BOUNDS_BIT_CAP, BOUNDS_WORDS, CHECK_VALUES, CheckFailed, PointerClasses,
                                    accesses, all_accesses, buffers_used, contains_barrier, copies, footprint,
@@ -46,6 +46,6 @@ __all__ = [
     "Loop", "lt", "map_expr", "map_own_exprs", "map_stmts", "mul", "Names", "names_read", "node_property",
     "Op", "Param", "ParFor", "PartFor", "plain_divisor", "PointerClasses", "rebuilt", "record_failure",
     "refold", "rename", "select", "Select", "SeqFor", "simplify_kernel", "Stmt", "stmt_children", "stmt_exprs", "Store",
-    "straight_copies", "sub", "SwapPtr", "Un", "unop", "Var", "VECTOR_WIDTHS", "VLoad", "VStore", "walk_expr",
+    "straight_copies", "strict_children", "sub", "SwapPtr", "Un", "unop", "Var", "VECTOR_WIDTHS", "VLoad", "VStore", "walk_expr",
     "walk_scoped", "walk_stmts", "with_operands", "without_unused_locals", "_child_fields",
 ]

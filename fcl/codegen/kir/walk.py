@@ -21,7 +21,7 @@ import dataclasses
 from fcl.codegen.kir.build import add, binop, call, cint, lt, select, unop
 from fcl.codegen.kir.memo import _field_names
 from fcl.codegen.kir.nodes import (Assign, Atomic, Bin, Call, DeclPtr, DeclVar, Expr, For, If, Kernel, Let, Load,
-                                   ParFor, PartFor, SeqFor, Select, Stmt, SwapPtr, Un, Var, VLoad, _block_getter,
+                                   Op, ParFor, PartFor, SeqFor, Select, Stmt, SwapPtr, Un, Var, VLoad, _block_getter,
                                    _child_fields, _expr_getter, stmt_children, stmt_exprs)
 
 
@@ -119,6 +119,16 @@ def map_stmts(fs, fe, stmts, visit=None) -> tuple:
         result = fs(rebuilt(s, changes) if changes else s)
         out.extend(result if isinstance(result, tuple) else (result,))
     return tuple(out)
+
+
+def strict_children(e: Expr) -> tuple:
+    """(child, whether evaluating e always evaluates it) for each child of e: not a select's
+    arms, nor the right of && ||."""
+    if isinstance(e, Select):
+        return ((e.cond, True), (e.a, False), (e.b, False))
+    if isinstance(e, Bin) and e.op in (Op.AND, Op.OR):
+        return ((e.a, True), (e.b, False))
+    return tuple((c, True) for c in _expr_getter(type(e))(e))
 
 
 def walk_expr(e: Expr) -> list:

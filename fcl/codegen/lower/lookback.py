@@ -40,7 +40,7 @@ from fcl.base.errors import CompileError, CompilerBug
 from fcl.base.hw import Level
 from fcl.codegen import kir as K
 from fcl.codegen.lower.builder import Ctx, origin_of
-from fcl.codegen.lower.schemes import fail_unless, host_length, parts_scheme
+from fcl.codegen.lower.schemes import check_count, fail_unless, host_length, parts_scheme
 from fcl.codegen.lower.values import SFun, SPull, SPush, SScalar, SVal, apply, apply2, build, scalar_leaves, shape_of
 
 WINDOW = 32             # predecessors looked at together (a warp's worth)
@@ -76,9 +76,8 @@ def scan_concat(ctx: Ctx, m: SScalar, count: SScalar, op: SVal, ne: SVal, f: SVa
         if state["calls"] == 0 and not b.dry:
             raise CompileError("this scanConcat's part never calls its prefix function; every part must "
                                "give its value once (the parts after it wait for it)", span)
-    # the evaluator reports a negative part length or number of parts where `scanConcat` is applied
-    fail_unless(ctx, K.binop("ge", m.e, K.cint(0)), "length:scanConcat:the part length", (m.e,), span)
-    fail_unless(ctx, K.binop("ge", count.e, K.cint(0)), "length:scanConcat:the number of parts", (count.e,), span)
+    check_count(ctx, m.e, "scanConcat", "the part length")
+    check_count(ctx, count.e, "scanConcat", "the number of parts")
     return SPush(level, K.mul(m.e, count.e), run, span)
 
 
@@ -91,12 +90,10 @@ def pack_concat(ctx: Ctx, m: SScalar, count: SScalar, f: SVal, level: int) -> SP
     b = ctx.b
     if level != Level.GRID:
         raise CompilerBug("packConcat typed at a level other than grid")
-    # the evaluator reports a negative part length or number of parts where `packConcat` is applied
-    fail_unless(ctx, K.binop("ge", m.e, K.cint(0)), "length:packConcat:the part length", (m.e,), span)
-    fail_unless(ctx, K.binop("ge", count.e, K.cint(0)), "length:packConcat:the number of parts", (count.e,), span)
+    check_count(ctx, m.e, "packConcat", "the part length")
+    check_count(ctx, count.e, "packConcat", "the number of parts")
     n = host_length(ctx, count.e, "the parts of this packConcat")
-    # (room for no parts where n is negative: the check above reports it, not the allocation)
-    status = _Status(ctx, SScalar(K.cint(0)), n, span, "packConcat", K.call("max", (n, K.cint(0)), "int"))
+    status = _Status(ctx, SScalar(K.cint(0)), n, span, "packConcat")
     b.unwritten |= set(status.slots)
     last = K.call("lo_word", (K.Load("long", status.slots[0], K.sub(n, K.cint(1))),), "int")
     total = K.select(K.binop("gt", n, K.cint(0)), last, K.cint(0))
@@ -130,14 +127,16 @@ class _Status:
     the exchanged value and each part, and the ticket counter; `zero` zeroes them in a kernel
     launched before the current one (before every run of the parts)."""
 
-    def __init__(self, ctx: Ctx, ne: SVal, n: K.Expr, span, what: str = "scanConcat", room: K.Expr | None = None):
+    def __init__(self, ctx: Ctx, ne: SVal, n: K.Expr, span, what: str = "scanConcat"):
         b = ctx.b
         self.ne = scalar_leaves(ctx, ne, "the values scanConcat's parts exchange", span)
         self.shape = shape_of(ne)
         words = sum(2 if x.e.ty == "double" else 1 for x in self.ne)
         origin = origin_of(span, what)
-        self.slots = [b.buffer("global", n if room is None else room, f"{origin}: the parts' status words", "status",
-                               prefix="status", ty="long").name for _ in range(words)]
+        # room for no parts where n is negative: the check of n reports it, not the allocation
+        room = K.call("max", (n, K.cint(0)), "int")
+        self.slots = [b.buffer("global", room, f"{origin}: the parts' status words", "status", prefix="status",
+                               ty="long").name for _ in range(words)]
         self.ticket = b.buffer("global", K.cint(1), f"{origin}: the next part to take", "temp", prefix="ticket",
                                ty="int").name
         self.origin = origin

@@ -17,8 +17,8 @@ from fcl.base.hw import Level
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 from fcl.codegen.lower.builder import BufRec, Builder, Ctx, origin_of
-from fcl.codegen.lower.schemes import (check_level, fail_unless, host_length, names_of, outside_barriers, placements,
-                                       reader, store_writer, sync)
+from fcl.codegen.lower.schemes import (check_count, check_level, fail_unless, host_length, names_of, outside_barriers,
+                                       placements, reader, store_writer, sync)
 from fcl.codegen.lower.values import (SPair, SPull, SPush, SScalar, Shape, SVal, apply, apply2, as_scalar, build,
                                       scalar_leaves, shape_leaves, shape_of)
 
@@ -470,8 +470,7 @@ def seqfor(ctx: Ctx, count: SScalar, state: SVal, f: SVal) -> SPush:
     order, the state in registers (scalars or pairs of scalars), and writes element i
     as it is computed."""
     n, span = count.e, ctx.b.span
-    # the evaluator reports a negative length where `seqfor` is applied, used or not
-    fail_unless(ctx, K.binop("ge", n, K.cint(0)), "length:seqfor", (n,), span)
+    check_count(ctx, n, "seqfor")
 
     def run(c: Ctx, w):
         if isinstance(n, K.Const) and n.value <= UNROLL_MAX:
@@ -524,9 +523,8 @@ def seq_concat(ctx: Ctx, part: SScalar, count: SScalar, state: SVal, f: SVal, le
                         "kernel, and the state cannot live in registers between kernels",
                         ["run it per work-group (block-level parts inside a grid-level concat), "
                          "or use a grid-level power"])
-    # the evaluator reports a negative part length or step count where `seqConcat` is applied, used or not
-    fail_unless(ctx, K.binop("ge", m, K.cint(0)), "length:seqConcat:the length of every part", (m,), span)
-    fail_unless(ctx, K.binop("ge", n, K.cint(0)), "length:seqConcat:the number of steps", (n,), span)
+    check_count(ctx, m, "seqConcat", "the length of every part")
+    check_count(ctx, n, "seqConcat", "the number of steps")
 
     def run(c: Ctx, w):
         check_level(c, level, "compute")

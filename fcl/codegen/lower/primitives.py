@@ -17,7 +17,7 @@ from fcl.codegen.lower.claims import Claims
 from fcl.codegen.lower.lookback import pack_concat, scan_concat
 from fcl.codegen.lower.loops import foldl, power_loop, seq_concat, seqfor, while_loop
 from fcl.codegen.lower.scatter import reduce_by_index, scatter
-from fcl.codegen.lower.schemes import fail_unless, force, parts_scheme, push_scheme
+from fcl.codegen.lower.schemes import check_count, fail_unless, force, parts_scheme, push_scheme
 from fcl.codegen.lower.values import (SFun, SLevelFun, SPair, SPull, SPush, SScalar, SVal, apply, apply2, as_element,
                                       as_scalar, scalar_leaves)
 from fcl.types import node_types as NT
@@ -49,8 +49,7 @@ def primitives() -> dict[str, SVal]:
         return ctx.b.span
 
     def generate(ctx, n, f):
-        # the evaluator reports a negative length where `generate` is applied, used or not
-        fail_unless(ctx, K.binop("ge", n.e, K.cint(0)), "length:generate", (n.e,), ctx.b.span)
+        check_count(ctx, n.e, "generate")
         return SPull(n.e, lambda c, i: apply(c, f, SScalar(i)))
 
     def index(ctx, arr, i):
@@ -129,8 +128,7 @@ def size_of(ctx: Ctx, v: SVal) -> SScalar:
 def concat(ctx, n, parts, level: int):
     """`concat n parts` whose parts the typed core puts at `level` - 1: each part of n elements."""
     span = ctx.b.span
-    # the evaluator reports a negative part length where `concat` is applied, used or not
-    fail_unless(ctx, K.binop("ge", n.e, K.cint(0)), "length:concat:the part length", (n.e,), span)
+    check_count(ctx, n.e, "concat", "the part length")
 
     def place(c, p, j, count):
         return K.add(K.mul(p, n.e), j), K.Const("bool", True), (), None
@@ -144,8 +142,7 @@ def interleave(ctx, n, f, parts, level: int):
     """`interleave n f parts`: element j of part p (n elements) at position f (p, j), inside
     the result of n * (the number of parts) elements, each written once (`claims`)."""
     span = ctx.b.span
-    # the evaluator reports a negative part length where `interleave` is applied, used or not
-    fail_unless(ctx, K.binop("ge", n.e, K.cint(0)), "length:interleave:the part length", (n.e,), span)
+    check_count(ctx, n.e, "interleave", "the part length")
     claims = Claims(ctx, level, n.e, span)
 
     def place(c, p, j, count):

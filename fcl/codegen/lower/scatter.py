@@ -125,10 +125,17 @@ def reduce_by_index(ctx: Ctx, bins: SScalar, op: SVal, ne: SScalar, idx: SPull, 
     private = isinstance(n, K.Const) and K.is_const(ne.e, IDENTITY[name])
     if private and n.value > LOCAL_BINS_MAX:
         _sliced(ctx, rec, n.value, name, ne, idx, vals)
-        b.split_kernel()
-        return global_array([rec], n, ty)
-    local = private and n.value <= LOCAL_BINS_MAX
-    target, base = rec.name, K.cint(0)
+    else:
+        _combined(ctx, rec, n, name, ne, idx, vals, private)
+    b.split_kernel()
+    return global_array([rec], n, ty)
+
+
+def _combined(ctx: Ctx, rec, n: K.Expr, name: str, ne: SScalar, idx: SPull, vals: SPull, local: bool):
+    """The combining kernel of a reduceByIndex: every element's value into its bin with an
+    atomic, first into the work-group's local copy of the bins where `local` (the module's doc)."""
+    b, ty = ctx.b, ne.e.ty
+    target = rec.name
     if local:
         # each work-group adds its copy into the global bins: at most LOCAL_BIN_GROUPS of
         # them (a grid-stride loop), not a work-group for every #BlockSize elements
@@ -143,7 +150,7 @@ def reduce_by_index(ctx: Ctx, bins: SScalar, op: SVal, ne: SScalar, idx: SPull, 
     v = as_scalar(body, vals.at(body, K.Var("int", var))).e
     k = body.bind(k, "bin")
     inside = K.binop("and", K.binop("le", K.cint(0), k), K.lt(k, n))
-    body.emit(K.If(inside, (K.Atomic(name, target, K.add(base, k), v),)))
+    body.emit(K.If(inside, (K.Atomic(name, target, k, v),)))
     count = K.call("min", (idx.n, vals.n), "int")
     ctx.emit(K.ParFor(Level.GRID, var, count, tuple(body.stmts), LOCAL_BIN_GROUPS if local else None))
     if local:
@@ -151,8 +158,6 @@ def reduce_by_index(ctx: Ctx, bins: SScalar, op: SVal, ne: SScalar, idx: SPull, 
         j = b.fresh("bin")
         ctx.emit(K.ParFor(Level.BLOCK, j, n, (K.Atomic(name, rec.name, K.Var("int", j),
                                                          K.Load(ty, copy.name, K.Var("int", j))),)))
-    b.split_kernel()
-    return global_array([rec], n, ty)
 
 
 def _sliced(ctx: Ctx, rec, bins: int, name: str, ne: SScalar, idx: SPull, vals: SPull):
@@ -161,9 +166,9 @@ def _sliced(ctx: Ctx, rec, bins: int, name: str, ne: SScalar, idx: SPull, vals: 
     b, ty = ctx.b, ne.e.ty
     slices = -(-bins // SLICE_BINS)
     count = K.call("min", (idx.n, vals.n), "int")
-    chunk = K.cint(4 * b.hw["#BlockSize"])
+    chunk = 4 * b.hw["#BlockSize"]                                     # elements a range at least
     ranges = K.call("max", (K.cint(1), K.call("min", (K.cint(max(1, SLICE_GROUPS // slices)),
-                                                      K.div(K.add(count, K.cint(chunk.value - 1)), chunk)), "int")),
+                                                      K.div(K.add(count, K.cint(chunk - 1)), K.cint(chunk))), "int")),
                     "int")
     whole = K.div(count, K.cint(4))                                     # runs of 4 elements
     per = K.div(K.add(whole, K.sub(ranges, K.cint(1))), ranges)          # runs of a range

@@ -116,6 +116,13 @@ def parts_scheme(level: int, n: K.Expr, parts: SPull, place: Callable, fits: Cal
     return SPush(level, K.mul(n, parts.n), run, span)
 
 
+def check_count(ctx: Ctx, n: K.Expr, primitive: str, what: str = "", span=None):
+    """The evaluator's error where count n of `primitive` (its length, or `what`: "the part
+    length"...) is negative, reported where the primitive is applied, used or not."""
+    kind = f"length:{primitive}:{what}" if what else f"length:{primitive}"
+    fail_unless(ctx, K.binop("ge", n, K.cint(0)), kind, (n,), span or ctx.b.span)
+
+
 def fail_unless(ctx: Ctx, ok: K.Expr, kind: str, values: tuple, span=None, when: K.Expr | None = None) -> K.Expr:
     """`ok`, a condition the evaluator reports as the run-time error `kind` where it is false
     (and `when` holds): emits the failure (the plan's check, recording `values`) there."""

@@ -92,7 +92,7 @@ class _Kernel:
             if take(e):
                 found.setdefault(e, "")
                 return
-            for c, always in _children(e):
+            for c, always in K.strict_children(e):
                 collect(c, take if always else hoisted)   # a check that may not run stays
 
         for s in K.walk_stmts(loop.body):
@@ -110,16 +110,6 @@ class _Kernel:
         bounds = {f: _replace(getattr(loop, f), found, hoisted) for f in ("start", "step")}
         bounds["stop"] = _replace(loop.stop, found, lambda e: hoisted(e) or checked_bound(e))
         return tuple(lets), dataclasses.replace(loop, body=body, **bounds)
-
-
-def _children(e: K.Expr):
-    """(child, whether evaluating e always evaluates it) for each child of e: not a select's
-    arms, nor the right of && ||."""
-    if isinstance(e, K.Select):
-        return ((e.cond, True), (e.a, False), (e.b, False))
-    if isinstance(e, K.Bin) and e.op in (K.Op.AND, K.Op.OR):
-        return ((e.a, True), (e.b, False))
-    return tuple((c, True) for c in K.expr_children(e))
 
 
 def _replace(e: K.Expr, table: dict, hoisted) -> K.Expr:

@@ -254,16 +254,9 @@ def _unconditional_loads(e: K.Expr):
     """Loads that evaluating e always evaluates (not under a select's arms or the right of && ||)."""
     if isinstance(e, K.Load):
         yield e
-        yield from _unconditional_loads(e.index)
-        return
-    if isinstance(e, K.Select):
-        yield from _unconditional_loads(e.cond)
-        return
-    if isinstance(e, K.Bin) and e.op in (Op.AND, Op.OR):
-        yield from _unconditional_loads(e.a)
-        return
-    for c in K.expr_children(e):
-        yield from _unconditional_loads(c)
+    for c, always in K.strict_children(e):
+        if always:
+            yield from _unconditional_loads(c)
 
 
 def _touches(s: K.Stmt, buf: str) -> tuple[bool, bool]:
