@@ -67,6 +67,20 @@ static inline int fcl_check(int i, int n, __global int* err, int site) {
 }
 """
 
+ONE_PART = """\
+/* A grid loop over parts whose launch gives each work-group one part at most (a launch in
+   slices, the unvirtualise pass) is an `if` on a GPU: NVIDIA's compiler hoists out of a loop
+   everything a part computes from the work-item's id and keeps it in registers across the
+   whole part (a scan's chunk of 4096: 80 registers for 32).  On a CPU it stays a loop, as
+   PoCL's barrier handling needs (it ran some barriers under a uniform `if` wrongly);
+   Oclgrind (SPIR, not x86) checks the `if`. */
+#if defined(__NV_CL_C_VERSION) || defined(__AMD__) || (defined(__SPIR__) && !defined(__x86_64__))
+#define FCL_ONE_PART 1
+#else
+#define FCL_ONE_PART 0
+#endif
+"""
+
 # a scalar's bits as ints and back, and two ints as one long and back: how `scanConcat` passes
 # values between work-groups, a flag and a word in each 64-bit atomic
 BIT_CASTS = {"as_int": "as_int({})", "as_float": "as_float({})", "lo_bits": "as_int2({}).s0",
@@ -146,6 +160,8 @@ class OpenCLRenderer:
         for t in ("int", "float", "double"):
             if f"fcl_min_{t}" in text or f"fcl_max_{t}" in text:
                 out += MINMAX.format(t=t)
+        if "FCL_ONE_PART" in text:
+            out += ONE_PART
         if "fcl_check(" in text or "fcl_fail(" in text:
             out += FAIL
         if "fcl_check(" in text:
@@ -302,6 +318,11 @@ class OpenCLRenderer:
         v = s.var
         step = f"{v}++" if K.is_const(s.step, 1) else f"{v} += {self.expr(s.step, BOUND)}"
         header = f"int {v} = {self.expr(s.start)}; {v} < {self.expr(s.stop, BOUND)}; {step}"
+        if s.once:          # FCL_ONE_PART (see ONE_PART): an `if`, else the loop
+            start, stop = self.expr(s.start), self.expr(s.stop, BOUND)
+            loop = self.loop(header, s.body, d)
+            return ["#if FCL_ONE_PART", f"{'  ' * d}if ({start} < {stop}) {{ const int {v} = {start};",
+                    "#else", loop[0], "#endif", *loop[1:]]
         return ([f"{'  ' * d}#pragma unroll"] if s.unroll else []) + self.loop(header, s.body, d)
 
     # ------------------------------------------------------------ expressions

@@ -46,14 +46,17 @@ class Emulator(Launcher):
 
     def do_Launch(self, s: P.Launch, st: State):
         k = self.plan.kernel(P.chosen(s, st.env))
-        env = {p: st.env[p] for p in s.uses.params}
         arrays = {b: st.buffer(b) for b in s.uses.buffers}
         sizes = {b.name: K.footprint(b, self.size_of(b.size, st.env, b.origin)
                                      * K.copies(b, self.plan.block_size, self.plan.warp_size))
                  for b in k.locals_}
-        interp.KernelRun(k, self.groups(s, st.env), self.plan.block_size, self.plan.warp_size,
-                         arrays, env, sizes).run()
-        self.launches += 1
+        parts = self.slices(s, st.env)
+        total = sum(g for _, g in parts)
+        for first, groups in parts:
+            st.env[P.FIRST_GROUP], st.env[P.GROUP_TOTAL] = first, total
+            env = {p: st.env[p] for p in s.uses.params}
+            interp.KernelRun(k, groups, self.plan.block_size, self.plan.warp_size, arrays, env, sizes).run()
+            self.launches += 1
 
     def read_result(self, s: P.Result, st: State):
         if s.kind == "pair":

@@ -114,9 +114,13 @@ class Launcher:
                                f"{self.limits['name']} ({self.limits['max_work_group_size']}); "
                                f"compile with a smaller --block-size")
 
-    def groups(self, s: P.Launch, env: dict) -> int:
+    def slices(self, s: P.Launch, env: dict) -> list[tuple[int, int]]:
+        """(first work-group, work-groups) of each launch that runs `s` (plan.slices)."""
         want = [self.size_of(g, env, f"the grid of {s.kernel}") for g in s.groups]
-        return P.group_count(self.plan.num_groups, want)
+        try:
+            return P.slices(self.plan.num_groups, self.plan.block_size, s.uses, want)
+        except ValueError as e:
+            raise ArgumentError(f"the grid of {s.kernel} is too large for these arguments: {e}") from None
 
     def local_sizes(self, k: K.Kernel, env: dict, static_only: bool = False) -> list[tuple[K.Buffer, int]]:
         """(buffer, bytes) of each local buffer (only those of constant size with
@@ -302,16 +306,20 @@ class Launcher:
     def do_Launch(self, s: P.Launch, st: State):
         cl = self.cl
         k = self.plan.kernel(P.chosen(s, st.env))
-        groups = self.groups(s, st.env)
         params = {p.name: p for p in self.plan.params}
-        scalars = [STORAGE_DTYPES["int" if params[p].ty == "bool" else params[p].ty].type(st.env[p]) for p in s.uses.params]
         dynamic = [cl.LocalMemory(nbytes) for b, nbytes in self.local_sizes(k, st.env)
                    if not isinstance(b.size, K.Const)]
         kernel = self.kernels[k.name]
-        kernel.set_args(*[st.buffer(b) for b in s.uses.buffers], *scalars, *dynamic)
         self._dirty.update(b for b in s.uses.buffers if b in self._flags)    # it may set a flag
         bs = self.plan.block_size
-        st.events.append((k.name, cl.enqueue_nd_range_kernel(self.queue, kernel, (groups * bs,), (bs,))))
+        parts = self.slices(s, st.env)
+        total = sum(g for _, g in parts)
+        for first, groups in parts:
+            st.env[P.FIRST_GROUP], st.env[P.GROUP_TOTAL] = first, total
+            scalars = [STORAGE_DTYPES["int" if params[p].ty == "bool" else params[p].ty].type(st.env[p])
+                       for p in s.uses.params]
+            kernel.set_args(*[st.buffer(b) for b in s.uses.buffers], *scalars, *dynamic)
+            st.events.append((k.name, cl.enqueue_nd_range_kernel(self.queue, kernel, (groups * bs,), (bs,))))
 
     def loop(self, s: P.Loop, st: State):
         seen = set()

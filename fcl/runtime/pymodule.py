@@ -190,6 +190,14 @@ class MethodPrinter:
                 n = f"({py_expr(b.size)}) * {K.copies(b, plan.block_size, plan.warp_size)}"
                 n = f"_skew({n})" if b.layout == "skew32" else n
                 args.append(f"cl.LocalMemory(max(1, {n}) * np.dtype({NP_TYPES[b.ty]}).itemsize)")
+        if P.FIRST_GROUP in s.uses.params:     # one launch of group_total work-groups, in slices
+            self.emit(d, f"{P.GROUP_TOTAL} = max(1, {', '.join(py_expr(g) for g in s.groups)})")
+            cap = P.slice_groups(plan.block_size)
+            self.emit(d, f"for {P.FIRST_GROUP} in range(0, {P.GROUP_TOTAL}, {cap}):")
+            self.emit(d + 1, f"self._launch(events, {plan.entry!r}, {kernel_symbol(kernel)!r}, "
+                             f"min({cap}, {P.GROUP_TOTAL} - {P.FIRST_GROUP}), {plan.block_size}, "
+                             f"[{', '.join(args)}])")
+            return
         groups = (f"max(1, min({plan.num_groups}, max({', '.join(py_expr(g) for g in s.groups)}, 1)))"
                   if s.groups else "1")
         self.emit(d, f"self._launch(events, {plan.entry!r}, {kernel_symbol(kernel)!r}, {groups}, {plan.block_size}, "

@@ -150,7 +150,11 @@ def _device_params():
 @pytest.mark.parametrize("c", _device_params())
 def test_compiled_matches_evaluator(c):
     """The compiled program gives the evaluator's value, or (an `error:` block) its error."""
-    path, case, bs = c
+    agrees(*c)
+
+
+def agrees(path: str, case, bs: int):
+    """Case `case` of `path` compiled at #BlockSize bs gives the evaluator's value or error."""
     if case.error is not None:
         with pytest.raises(FCLError) as info:
             kernel(path, case.entry, bs)(*args_of(case))
@@ -182,6 +186,33 @@ def test_optimised_builds_agree(path, case, monkeypatch):
     result = fresh.compile(case.entry)(*args_of(case))
     expected = evaluated(path, case, DEFAULT_BLOCK_SIZE)
     assert values_equal(expected, result), f"device gave {show(result)}, evaluator {show(expected)}"
+
+
+SLICED_FILES = ("scan_concat.fcl", "scan.fcl", "transpose.fcl", "reverse.fcl", "fuzz_regressions.fcl",
+                "irregular.fcl")
+
+
+@needs_device
+@pytest.mark.parametrize("c", [p for p in _device_params() if Path(p.values[0][0]).name in SLICED_FILES
+                               and p.values[0][2] == DEFAULT_BLOCK_SIZE and not p.marks])
+def test_launches_in_slices_agree(c, monkeypatch):
+    """A kernel over parts whose number is free runs as one launch in slices (unvirtualise):
+    here slices of 2 work-groups, so that a few parts take several launches, the look-back
+    of a scanConcat reaching into the launches before; the evaluator's value or error."""
+    from fcl.codegen.plan import nodes
+    monkeypatch.setattr(nodes, "SLICE_GROUPS", 2)
+    agrees(*c)
+
+
+def test_launches_in_slices_emulated(monkeypatch):
+    """The emulator runs the slices as the device does."""
+    from fcl.codegen.plan import nodes
+    monkeypatch.setattr(nodes, "SLICE_GROUPS", 3)
+    prog = fcl.load_file(str(REPO / "examples" / "scan.fcl"))
+    k = prog.compile("scanAllLookback", static={"c": 256})
+    assert any(nodes.FIRST_GROUP in s.uses.params for s in k.plan.launches())
+    a = np.arange(2000, dtype=np.int32) % 7 - 3
+    assert list(k.emulate(256, a)) == list(np.cumsum(a))
 
 
 @needs_device

@@ -14,6 +14,7 @@ import pytest
 import fcl
 from fcl.base.errors import EvalError
 from fcl.codegen import kir as K
+from fcl.codegen import plan as P
 from fcl.codegen.analysis.ranges import FULL, Interval, Ranges
 from fcl.codegen.interp import KernelRun
 from fcl.codegen.passes.licm import hoist_invariants
@@ -22,6 +23,7 @@ from fcl.codegen.passes.simplify import simplify
 from fcl.codegen.passes.skew import skew_local_memory
 from fcl.codegen.passes.strength import strength_reduce
 from fcl.codegen.passes.unroll import unroll_loops
+from fcl.codegen.opencl import render
 from fcl.codegen.passes.unvirtualise import unvirtualise
 from fcl.codegen.plan import ArrayArg, Plan, ScalarArg
 from fcl.codegen.verify import verify_program
@@ -633,3 +635,33 @@ def test_a_forced_array_nothing_reads_is_not_stored():
         with pytest.raises(EvalError, match="negative"):
             run()
     assert list(sized.compile("g")(list(range(12)))) == list(range(2, 14))
+
+
+def test_unvirtualise_gives_each_part_a_work_group_where_their_number_is_free():
+    """A count known only at run time, #NumGroups free: the kernel runs as one launch of
+    group_total work-groups in slices (first_group), its loop over parts marked `once`
+    (an `if` where FCL_ONE_PART), every hardware id mapped to the whole launch's."""
+    loop = K.For("p", gid, n, K.HwId("int", "num_groups"),
+                 (K.Store("b", K.Var("int", "p"), K.HwId("int", "global_id")),))
+    plan = dataclasses.replace(plan_of([loop]), body=(P.Launch("k", (n,), P.Uses(("b",), ("n",))),),
+                               free_groups=True)
+    out = unvirtualise(plan)
+    (s,) = body_of(out)
+    first, total = K.Var("int", P.FIRST_GROUP), K.Var("int", P.GROUP_TOTAL)
+    group = K.add(gid, first)
+    assert s.once and s.start == group and s.step == total
+    assert s.body[0].value == K.add(K.mul(group, K.cint(64)), lid)
+    assert out.body[0].uses.params == ("n", P.FIRST_GROUP, P.GROUP_TOTAL)
+    assert "#if FCL_ONE_PART" in render(out)
+    assert unvirtualise(dataclasses.replace(plan, free_groups=False)).kernels[0].body == (loop,)
+
+
+def test_slices_number_every_work_group_of_the_launch_once():
+    uses = P.Uses((), ("n", P.FIRST_GROUP, P.GROUP_TOTAL))
+    assert P.slices(8, 64, P.Uses((), ("n",)), [100]) == [(0, 8)]
+    assert P.slices(8, 64, uses, [0]) == [(0, 1)]
+    assert P.slices(8, 64, uses, [100, 7]) == [(0, 100)]
+    big = P.slice_groups(64)
+    assert P.slices(8, 64, uses, [big + 5]) == [(0, big), (big, 5)]
+    with pytest.raises(ValueError):
+        P.slices(8, 64, uses, [2 ** 31 - 1])

@@ -98,6 +98,9 @@ class Ranges:
         top = S.INT_MAX if cap is None else cap
         for p in plan.params:
             env[p.name] = BOOL if p.ty == "bool" else FULL
+        if P.FIRST_GROUP in env:        # a launch in slices (plan.slices): its first work-group, all of them
+            env[P.FIRST_GROUP] = Interval(0, S.INT_MAX - P.slice_groups(plan.block_size))
+            env[P.GROUP_TOTAL] = Interval(1, S.INT_MAX)
         for a in plan.args:
             if isinstance(a, P.ArrayArg):
                 env[a.length] = Interval(0, top)
@@ -640,6 +643,8 @@ def kernel_ranges(base: Ranges, k: K.Kernel) -> Ranges:
     groups = base.plan.launch_groups(k.name)
     if groups is not None:          # every launch takes this many work-groups
         env.update(_grid(base.plan, groups, groups))
+    elif any(P.FIRST_GROUP in s.uses.params for s in base.plan.launches() if k.name in s.kernels()):
+        env.update(_grid(base.plan, 1, P.slice_groups(base.plan.block_size)))   # a slice's ids
     return Ranges(base.plan, env, frozenset(values), defs=base.defs, assigned=assigned, aliases=base.aliases,
                   proofs=base.proofs)
 

@@ -282,13 +282,16 @@ class PartFor(Stmt):
 @dataclass(frozen=True)
 class For(Stmt):
     """for (int var = start; var < stop; var += step) body — after hardware mapping.
-    `unroll` asks the target compiler to unroll (constant trip count)."""
+    `unroll` asks the target compiler to unroll (constant trip count); `once`: the loop
+    runs at most once (start + step >= stop: a work-group's one part, `unvirtualise`),
+    so a target may render it `if (start < stop)`."""
     var: str
     start: Expr
     stop: Expr
     step: Expr
     body: tuple[Stmt, ...]
     unroll: bool = False
+    once: bool = False
 
 
 @dataclass(frozen=True)

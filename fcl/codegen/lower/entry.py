@@ -56,9 +56,10 @@ def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], e
         value = apply(ctx, value, a)
     result = emit_result(ctx, value, name, result_type)
     b.finish()
-    if launch_groups and "#NumGroups" not in lw.hw_read | b.hw_read:
+    free = bool(launch_groups) and "#NumGroups" not in lw.hw_read | b.hw_read
+    if free:
         hw = dict(hw, **{"#NumGroups": launch_groups})
-    plan = assemble(b, name, args, params, result, hw)
+    plan = dataclasses.replace(assemble(b, name, args, params, result, hw), free_groups=free)
     spans = {n: r.span for n, r in b.bufs.items()}
     spans.update({site_key(k): site.span for k, site in enumerate(b.sites)})
     spans.update(b.length_spans)

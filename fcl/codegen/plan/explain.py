@@ -14,7 +14,7 @@ from fcl.base.hw import SKEW_SHIFT, STORAGE_BYTES
 from fcl.base.operators import OPERATORS
 from fcl.codegen import kir as K
 from fcl.codegen.plan.args import ArrayArg, NestedArg, PairArg, ScalarArg, ZipArg
-from fcl.codegen.plan.nodes import (Alloc, Bind, CheckBounds, CheckSteps, HostStmt, Launch, Loop, Plan,
+from fcl.codegen.plan.nodes import (FIRST_GROUP, Alloc, Bind, CheckBounds, CheckSteps, HostStmt, Launch, Loop, Plan,
                                     ReadScalar, Result, SetVar, Swap)
 
 
@@ -105,7 +105,7 @@ def host_stmt_text(plan: Plan, s: HostStmt, fmt=K.format_expr) -> str:
     if isinstance(s, Swap):
         return f"swap {s.a} {s.b}"
     if isinstance(s, Launch):
-        groups = groups_text(s.groups, fmt)
+        groups = groups_text(s.groups, fmt, FIRST_GROUP in s.uses.params)
         version = f"; {s.fast} (no bounds checks) where {fmt(s.when)}" if s.fast else ""
         return (f"launch {s.kernel} on {groups} work-group{'s' * (groups != '1')} x {plan.block_size} work-items "
                 f"({', '.join(s.uses.buffers + s.uses.params)}){version}")
@@ -134,9 +134,11 @@ def result_text(s: Result, fmt=K.format_expr) -> str:
     return f"{s.kind} in {s.buffer}, length {fmt(s.length)}"
 
 
-def groups_text(groups, fmt=K.format_expr) -> str:
+def groups_text(groups, fmt=K.format_expr, sliced: bool = False) -> str:
     if not groups:
         return "1"
+    if sliced:          # a part a work-group, in as many launches as keep ids in an int (plan.slices)
+        return f"max(1, {', '.join(fmt(g) for g in groups)}) (a part each, {FIRST_GROUP} the first of a launch)"
     return f"min(#NumGroups, max(1, {', '.join(fmt(g) for g in groups)}))"
 
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
+from fcl.base.scalars import INT_MAX
 from fcl.codegen import kir as K
 from fcl.codegen.plan.args import Arg
 
@@ -99,6 +100,33 @@ class Launch(HostStmt):
 def group_count(num_groups: int, sizes) -> int:
     """The work-groups a launch takes: min(#NumGroups, max(1, its grid sizes...))."""
     return max(1, min(num_groups, max(sizes, default=1)))
+
+
+# The kernel parameters of a launch in slices: a kernel that takes them runs as one launch
+# of `group_total` = max(1, its grid sizes...) work-groups, in launches of slice_groups()
+# work-groups, `first_group` the id of the first work-group of each (`unvirtualise`;
+# `slices` gives the launches).
+FIRST_GROUP = "first_group"
+GROUP_TOTAL = "group_total"
+SLICE_GROUPS = 0        # when set, the work-groups of a slice (tests: many slices of a few)
+
+
+def slice_groups(block_size: int) -> int:
+    """The most work-groups of one slice: as many as keep its work-item ids in an int."""
+    return SLICE_GROUPS or INT_MAX // block_size
+
+
+def slices(num_groups: int, block_size: int, uses: Uses, sizes) -> list[tuple[int, int]]:
+    """(first work-group, work-groups) of each launch that runs a kernel taking `uses`: one
+    of group_count's size, or, for a kernel taking FIRST_GROUP, max(1, sizes...) in all, in
+    slices of slice_groups (ValueError past INT_MAX - slice_groups work-groups)."""
+    if FIRST_GROUP not in uses.params:
+        return [(0, group_count(num_groups, sizes))]
+    cap = slice_groups(block_size)
+    total = max(1, max(sizes, default=1))
+    if total > INT_MAX - cap:
+        raise ValueError(f"{total} work-groups: more than a launch in slices of {cap} can number")
+    return [(g, min(cap, total - g)) for g in range(0, total, cap)]
 
 
 def chosen(s: Launch, env: dict) -> str:
@@ -229,6 +257,10 @@ class Plan:
     block_size: int
     warp_size: int
     num_groups: int
+    # the program never reads #NumGroups: how many work-groups run a kernel does not change
+    # its results, so `unvirtualise` may give every part its own work-group, the host
+    # launching such a kernel in slices of num_groups (`first_group` below)
+    free_groups: bool = False
 
     @property
     def result(self) -> Result:
@@ -256,7 +288,7 @@ class Plan:
         counts = set()
         for s in self.launches():
             if kernel in s.kernels():
-                if not all(isinstance(g, K.Const) for g in s.groups):
+                if FIRST_GROUP in s.uses.params or not all(isinstance(g, K.Const) for g in s.groups):
                     return None
                 counts.add(group_count(self.num_groups, [g.value for g in s.groups]))
         return counts.pop() if len(counts) == 1 else None

@@ -5,7 +5,7 @@ global buffers:
   bounds     int[6]  bounds: device run-time checks
   out6       int[tileDim * tileDim * (hs3 * hs4)]  output: result of transposeTiled
   claims13   int[tileDim * tileDim * (hs3 * hs4) * (1 - b2i(rows / tileDim > 0 && tileDim > 0 && rows >= 0))]  claims: claims of the interleave at prelude/prelude.fcl:110
-kernel transposeTiled(in3_1, bounds, out6, claims13, arg0, arg1, arg2, n3, hs2, hs3, hs4, hs5): 2 barriers
+kernel transposeTiled(in3_1, bounds, out6, claims13, arg0, arg1, arg2, n3, hs2, hs3, hs4, hs5, first_group, group_total): 2 barriers
   local   l10    int[tileDim * tileDim]  (block level, force at examples/transpose.fcl:14)
   local memory: 4 * (tileDim * tileDim + tileDim * tileDim / 32 + 1) bytes per work-group
 host program:
@@ -16,7 +16,7 @@ host program:
   hs5 := rows / tileDim
   alloc out6 : int[tileDim * tileDim * (hs3 * hs4)]
   alloc claims13 : int[tileDim * tileDim * (hs3 * hs4) * (1 - b2i(rows / tileDim > 0 && tileDim > 0 && rows >= 0))]
-  launch transposeTiled on min(#NumGroups, max(1, hs3 * hs4)) work-groups x 256 work-items (in3_1, bounds, out6, claims13, arg0, arg1, arg2, n3, hs2, hs3, hs4, hs5)
+  launch transposeTiled on max(1, hs3 * hs4) (a part each, first_group the first of a launch) work-groups x 256 work-items (in3_1, bounds, out6, claims13, arg0, arg1, arg2, n3, hs2, hs3, hs4, hs5, first_group, group_total)
   check bounds: no run-time check failed (30 device checks left of 27 in the program: `index`, zero divisors, part lengths)
   result: array in out6, length tileDim * tileDim * (hs3 * hs4)
 examples/transpose.fcl:13:3: note: `split2DGrid` leaves out the rows and columns past the last whole t x t tile
@@ -36,6 +36,17 @@ static inline int fcl_shr(int a, int b) { return a >> (b & 31); }
 static inline int fcl_abs(int a) { return a < 0 ? fcl_neg(a) : a; }
 /* local memory layout: element i of a skewed buffer lives at i + i/32 (no bank conflicts) */
 static inline int fcl_skew(int i) { return i + (i >> 5); }
+/* A grid loop over parts whose launch gives each work-group one part at most (a launch in
+   slices, the unvirtualise pass) is an `if` on a GPU: NVIDIA's compiler hoists out of a loop
+   everything a part computes from the work-item's id and keeps it in registers across the
+   whole part (a scan's chunk of 4096: 80 registers for 48).  On a CPU it stays a loop, as
+   PoCL's barrier handling needs (it ran some barriers under a uniform `if` wrongly);
+   Oclgrind (SPIR, not x86) checks the `if`. */
+#if defined(__NV_CL_C_VERSION) || defined(__AMD__) || (defined(__SPIR__) && !defined(__x86_64__))
+#define FCL_ONE_PART 1
+#else
+#define FCL_ONE_PART 0
+#endif
 /* a run-time check that failed (see kir.record_failure): set the site's bit in err[0]; the
    first failure also stores its site and values */
 static inline void fcl_fail(__global int* err, int site, int a, int b, int c, int d) {
@@ -64,6 +75,8 @@ void transposeTiled(
     const int hs3,
     const int hs4,
     const int hs5,
+    const int first_group,
+    const int group_total,
     __local int* l10  /* force at examples/transpose.fcl:14: local, (arg0 mul arg0) x int, skewed layout; size set by the host */)
 {
   const int lid = (int)get_local_id(0);
@@ -83,7 +96,11 @@ void transposeTiled(
   const int inv7 = fcl_mul(fcl_mul(arg0, arg0), fcl_mul(hs3, hs4));
   const bool inv8 = fcl_div(arg2, arg0) > 0 && arg0 > 0 && arg2 >= 0;
   const int inv9 = fcl_mul(hs3, hs4);
-  for (int part7 = (int)get_group_id(0); part7 < inv9; part7 += (int)get_num_groups(0)) {
+#if FCL_ONE_PART
+  if ((int)get_group_id(0) + first_group < inv9) { const int part7 = (int)get_group_id(0) + first_group;
+#else
+  for (int part7 = (int)get_group_id(0) + first_group; part7 < inv9; part7 += group_total) {
+#endif
     const int sh9 = fcl_check(fcl_add(fcl_mul(fcl_mod(part7, hs4 != 0 ? hs4 : fcl_check(part7, 0, bounds, 8)), hs3), fcl_div(part7, hs4 != 0 ? hs4 : fcl_check(part7, 0, bounds, 9))), fcl_mul(fcl_div(arg2, arg0 != 0 ? arg0 : fcl_check(arg2, 0, bounds, 1)), hs2), bounds, 10);
     if (inv5) {
       fcl_fail(bounds, 11, inv6, 0, 0, 0);
@@ -112,7 +129,7 @@ void transposeTiled(
         fcl_fail(bounds, 25, part7, i12, pos14, inv7);
       }
     }
-    if (fcl_add(part7, (int)get_num_groups(0)) < inv9) {
+    if (fcl_add(part7, group_total) < inv9) {
       barrier(CLK_LOCAL_MEM_FENCE);  /* the next part reuses local memory */
     }
   }
