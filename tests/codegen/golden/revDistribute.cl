@@ -32,7 +32,7 @@ static inline int fcl_skew(int i) { return i + (i >> 5); }
 /* A grid loop over parts whose launch gives each work-group one part at most (a launch in
    slices, the unvirtualise pass) is an `if` on a GPU: NVIDIA's compiler hoists out of a loop
    everything a part computes from the work-item's id and keeps it in registers across the
-   whole part (a scan's chunk of 4096: 80 registers for 48).  On a CPU it stays a loop, as
+   whole part (a scan's chunk of 4096: 80 registers for 32).  On a CPU it stays a loop, as
    PoCL's barrier handling needs (it ran some barriers under a uniform `if` wrongly);
    Oclgrind (SPIR, not x86) checks the `if`. */
 #if defined(__NV_CL_C_VERSION) || defined(__AMD__) || (defined(__SPIR__) && !defined(__x86_64__))
