@@ -642,18 +642,22 @@ def test_unvirtualise_gives_each_part_a_work_group_where_their_number_is_free():
     group_total work-groups in slices (first_group), its loop over parts marked `once`
     (an `if` where FCL_ONE_PART), every hardware id mapped to the whole launch's."""
     loop = K.For("p", gid, n, K.HwId("int", "num_groups"),
-                 (K.Store("b", K.Var("int", "p"), K.HwId("int", "global_id")),))
-    plan = dataclasses.replace(plan_of([loop]), body=(P.Launch("k", (n,), P.Uses(("b",), ("n",))),),
+                 (K.Store("t", lid, lid), K.Store("b", K.Var("int", "p"), K.HwId("int", "global_id"))))
+    tile = K.Buffer("t", "local", "int", K.cint(2048), "test")      # 8 KB: a heavy part
+    plan = dataclasses.replace(plan_of([loop], [tile]), body=(P.Launch("k", (n,), P.Uses(("b",), ("n",))),),
                                free_groups=True)
     out = unvirtualise(plan)
     (s,) = body_of(out)
     first, total = K.Var("int", P.FIRST_GROUP), K.Var("int", P.GROUP_TOTAL)
     group = K.add(gid, first)
     assert s.once and s.start == group and s.step == total
-    assert s.body[0].value == K.add(K.mul(group, K.cint(64)), lid)
+    assert s.body[1].value == K.add(K.mul(group, K.cint(64)), lid)
     assert out.body[0].uses.params == ("n", P.FIRST_GROUP, P.GROUP_TOTAL)
     assert "#if FCL_ONE_PART" in render(out)
     assert unvirtualise(dataclasses.replace(plan, free_groups=False)).kernels[0].body == (loop,)
+    light = dataclasses.replace(plan, kernels=(dataclasses.replace(plan.kernels[0], locals_=(
+        dataclasses.replace(tile, size=K.cint(256)),)),))                # 1 KB: the loop stays
+    assert unvirtualise(light).kernels[0].body == (loop,)
 
 
 def test_slices_number_every_work_group_of_the_launch_once():

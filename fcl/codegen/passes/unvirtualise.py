@@ -17,7 +17,8 @@ id out of it and keeps it in registers across the whole part (80 registers for a
 scanConcat's chunk of 4096, 32 without the loop: three work-groups of 256 on a
 multiprocessor instead of eight; 0.268 ms against 0.202 at 2^26 ints on an H200).
 So where the number of work-groups does not change the results (the program never
-reads #NumGroups: `plan.free_groups`), a kernel with a loop over parts
+reads #NumGroups: `plan.free_groups`), a kernel with a loop over heavy parts (8 KB of
+local memory or more, ONE_PART_BYTES)
 (`for (p = group_id; p < n; p += num_groups)`) runs as one launch of
 group_total = max(1, the launch's sizes...) work-groups: every hardware id is the
 whole launch's (group_id + first_group, group_total work-groups), so each loop
@@ -76,6 +77,8 @@ def in_slices(plan: P.Plan) -> P.Plan:
     for s in plan.launches():
         if s.kernels()[0] in done or not s.groups:
             continue
+        if not all(_heavy(plan, kernels[name]) for name in s.kernels()):
+            continue
         new = [_one_part(kernels[name], plan.block_size) for name in s.kernels()]
         if all(k is not None for k in new):
             done.update((k.name, k) for k in new)
@@ -95,6 +98,19 @@ def in_slices(plan: P.Plan) -> P.Plan:
 
     return dataclasses.replace(plan, params=plan.params + tuple(K.Param(n, "int") for n in extra),
                                kernels=tuple(done.get(k.name, k) for k in plan.kernels), body=host(plan.body))
+
+
+# A part is heavy enough for a work-group of its own where it takes this much local memory
+# (a scan's chunk of 4096 ints takes 16 KB, a radix sort's chunk of 2048 8 KB); a lighter one
+# (spmv's 8 rows, 1.6 KB) is cheaper in a loop: at 2^20 rows on an H200, 131072 work-groups
+# of one part took 0.451 ms against 0.404 for 65536 of two, as the hand-written kernel's
+# grid-stride loop does.
+ONE_PART_BYTES = 8192
+
+
+def _heavy(plan: P.Plan, k: K.Kernel) -> bool:
+    size = P.local_bytes(plan, k)
+    return not isinstance(size, K.Const) or size.value >= ONE_PART_BYTES
 
 
 def _one_part(k: K.Kernel, block_size: int) -> K.Kernel | None:

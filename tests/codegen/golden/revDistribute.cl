@@ -4,12 +4,12 @@ global buffers:
   in1_1      int[lengthPull arr]  input: argument 2
   bounds     int[6]  bounds: device run-time checks
   out3       int[chunkSize * hs2]  output: result of revDistribute
-kernel revDistribute(in1_1, bounds, out3, arg0, n1, hs2, first_group, group_total): 0 barriers
+kernel revDistribute(in1_1, bounds, out3, arg0, n1, hs2): 0 barriers
 host program:
   alloc bounds : int[6]
   hs2 := lengthPull arr / chunkSize
   alloc out3 : int[chunkSize * hs2]
-  launch revDistribute on max(1, hs2) (a part each, first_group the first of a launch) work-groups x 256 work-items (in1_1, bounds, out3, arg0, n1, hs2, first_group, group_total)
+  launch revDistribute on min(#NumGroups, max(1, hs2)) work-groups x 256 work-items (in1_1, bounds, out3, arg0, n1, hs2)
   check bounds: no run-time check failed (12 device checks left of 9 in the program: `index`, zero divisors, part lengths)
   result: array in out3, length chunkSize * hs2
 examples/reverse.fcl:9:3: note: `splitUp` leaves out the last `length mod n` elements (n: the part size); `pad n x` the array first to keep them
@@ -29,17 +29,6 @@ static inline int fcl_shr(int a, int b) { return a >> (b & 31); }
 static inline int fcl_abs(int a) { return a < 0 ? fcl_neg(a) : a; }
 /* local memory layout: element i of a skewed buffer lives at i + i/32 (no bank conflicts) */
 static inline int fcl_skew(int i) { return i + (i >> 5); }
-/* A grid loop over parts whose launch gives each work-group one part at most (a launch in
-   slices, the unvirtualise pass) is an `if` on a GPU: NVIDIA's compiler hoists out of a loop
-   everything a part computes from the work-item's id and keeps it in registers across the
-   whole part (a scan's chunk of 4096: 80 registers for 32).  On a CPU it stays a loop, as
-   PoCL's barrier handling needs (it ran some barriers under a uniform `if` wrongly);
-   Oclgrind (SPIR, not x86) checks the `if`. */
-#if defined(__NV_CL_C_VERSION) || defined(__AMD__) || (defined(__SPIR__) && !defined(__x86_64__))
-#define FCL_ONE_PART 1
-#else
-#define FCL_ONE_PART 0
-#endif
 /* a run-time check that failed (see kir.record_failure): set the site's bit in err[0]; the
    first failure also stores its site and values */
 static inline void fcl_fail(__global int* err, int site, int a, int b, int c, int d) {
@@ -61,9 +50,7 @@ void revDistribute(
     __global int* out3  /* result of revDistribute: global, (arg0 mul hs2) x int */,
     const int arg0,
     const int n1,
-    const int hs2,
-    const int first_group,
-    const int group_total)
+    const int hs2)
 {
   const int lid = (int)get_local_id(0);
   const int wid = lid / 32;
@@ -78,11 +65,7 @@ void revDistribute(
     fcl_fail(bounds, 3, arg0, 0, 0, 0);
   }
   const bool inv3 = !(arg0 >= 0);
-#if FCL_ONE_PART
-  if ((int)get_group_id(0) + first_group < hs2) { const int part4 = (int)get_group_id(0) + first_group;
-#else
-  for (int part4 = (int)get_group_id(0) + first_group; part4 < hs2; part4 += group_total) {
-#endif
+  for (int part4 = (int)get_group_id(0); part4 < hs2; part4 += (int)get_num_groups(0)) {
     const int sh6 = fcl_check(fcl_sub(fcl_sub(hs2, 1), part4), fcl_div(n1, arg0 != 0 ? arg0 : fcl_check(n1, 0, bounds, 0)), bounds, 4);
     if (inv3) {
       fcl_fail(bounds, 5, arg0, 0, 0, 0);

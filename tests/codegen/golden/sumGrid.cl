@@ -3,13 +3,13 @@ arguments: arr int[n0] -> in0_1
 global buffers:
   in0_1      int[lengthPull arr]  input: argument 1
   out2       int[lengthPull arr / 512]  output: result of sumGrid
-kernel sumGrid(in0_1, out2, n0, first_group, group_total): 10 barriers
+kernel sumGrid(in0_1, out2, n0): 10 barriers
   local   l5     int[256]  (block level, while at examples/reduce.fcl:16)
   local   l6     int[256]  (block level, while at examples/reduce.fcl:16)
   local memory: 2048 bytes per work-group
 host program:
   alloc out2 : int[lengthPull arr / 512]
-  launch sumGrid on max(1, lengthPull arr / 512) (a part each, first_group the first of a launch) work-groups x 256 work-items (in0_1, out2, n0, first_group, group_total)
+  launch sumGrid on min(#NumGroups, max(1, lengthPull arr / 512)) work-groups x 256 work-items (in0_1, out2, n0)
   result: array in out2, length lengthPull arr / 512
 examples/reduce.fcl:10:11: note: `halve` splits an odd length unevenly (the second half is one longer): `zipWith` of the halves leaves out the last element
 examples/reduce.fcl:24:6: note: `splitUp` leaves out the last `length mod n` elements (n: the part size); `pad n x` the array first to keep them
@@ -29,25 +29,12 @@ static inline int fcl_shr(int a, int b) { return a >> (b & 31); }
 static inline int fcl_abs(int a) { return a < 0 ? fcl_neg(a) : a; }
 /* local memory layout: element i of a skewed buffer lives at i + i/32 (no bank conflicts) */
 static inline int fcl_skew(int i) { return i + (i >> 5); }
-/* A grid loop over parts whose launch gives each work-group one part at most (a launch in
-   slices, the unvirtualise pass) is an `if` on a GPU: NVIDIA's compiler hoists out of a loop
-   everything a part computes from the work-item's id and keeps it in registers across the
-   whole part (a scan's chunk of 4096: 80 registers for 32).  On a CPU it stays a loop, as
-   PoCL's barrier handling needs (it ran some barriers under a uniform `if` wrongly);
-   Oclgrind (SPIR, not x86) checks the `if`. */
-#if defined(__NV_CL_C_VERSION) || defined(__AMD__) || (defined(__SPIR__) && !defined(__x86_64__))
-#define FCL_ONE_PART 1
-#else
-#define FCL_ONE_PART 0
-#endif
 
 __kernel __attribute__((reqd_work_group_size(256, 1, 1)))
 void sumGrid(
     __global const int* restrict in0_1  /* argument 1: global, n0 x int */,
     __global int* out2  /* result of sumGrid: global, (n0 div 512) x int */,
-    const int n0,
-    const int first_group,
-    const int group_total)
+    const int n0)
 {
   const int lid = (int)get_local_id(0);
   const int wid = lid / 32;
@@ -55,11 +42,7 @@ void sumGrid(
   __local int l5[256];  /* while at examples/reduce.fcl:16: local, 256 x int */
   __local int l6[256];  /* while at examples/reduce.fcl:16: local, 256 x int */
   const int inv1 = n0 >> 9;
-#if FCL_ONE_PART
-  if ((int)get_group_id(0) + first_group < inv1) { const int part3 = (int)get_group_id(0) + first_group;
-#else
-  for (int part3 = (int)get_group_id(0) + first_group; part3 < inv1; part3 += group_total) {
-#endif
+  for (int part3 = (int)get_group_id(0); part3 < inv1; part3 += (int)get_num_groups(0)) {
     const int sh8 = in0_1[part3 * 512 + lid];
     const int sh9 = in0_1[part3 * 512 + (lid + 256)];
     l5[lid] = fcl_add(sh8, sh9);
@@ -99,7 +82,7 @@ void sumGrid(
     if (lid < 1) {
       out2[part3 + lid] = l5[lid];
     }
-    if (fcl_add(part3, group_total) < inv1) {
+    if (part3 + (int)get_num_groups(0) < inv1) {
       barrier(CLK_LOCAL_MEM_FENCE);  /* the next part reuses local memory */
     }
   }
