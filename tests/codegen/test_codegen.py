@@ -395,13 +395,13 @@ def _step_loops(k):
             and K.is_const(s.step, 1) and K.contains_barrier(s.body)]
 
 
-def test_scan_is_three_kernels_whose_last_carries_its_total_without_a_barrier_at_the_step_end():
-    """The prelude's scan: reduceGroups, the one-block scan, and group g's chunks in a
+def test_scan_by_is_three_kernels_whose_last_carries_its_total_without_a_barrier_at_the_step_end():
+    """The prelude's scanBy: reduceGroups, the one-block scan, and group g's chunks in a
     seqConcat loop.  Its step stores the chunk in local memory before its first barrier
     and reads the staged output after its last, different buffers: no barrier at the
     end of a step (the one before the next part's stores would be redundant)."""
     from fcl.codegen import kir as K
-    plan, source = plan_of(REPO / "examples/scan.fcl", "scanAll")
+    plan, source = plan_of(REPO / "examples/scan.fcl", "scanAllBy")
     assert len({k.name.removesuffix("_fast") for k in plan.launched()}) == 3
     (loop,) = _step_loops(plan.launched()[-1])
     assert not isinstance(loop.body[-2], K.Barrier) and not isinstance(loop.body[-1], K.Barrier)
