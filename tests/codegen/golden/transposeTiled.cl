@@ -40,8 +40,8 @@ static inline int fcl_skew(int i) { return i + (i >> 5); }
    slices, the unvirtualise pass) is an `if` on a GPU: NVIDIA's compiler hoists out of a loop
    everything a part computes from the work-item's id and keeps it in registers across the
    whole part (a scan's chunk of 4096: 80 registers for 32).  On a CPU it stays a loop, as
-   PoCL's barrier handling needs (it ran some barriers under a uniform `if` wrongly);
-   Oclgrind (SPIR, not x86) checks the `if`. */
+   PoCL's barrier handling needs (it ran some barriers under a uniform `if` wrongly); Intel's
+   CPU runtime and Oclgrind (SPIR, not x86) take the `if`, which Oclgrind checks. */
 #if defined(__NV_CL_C_VERSION) || defined(__AMD__) || (defined(__SPIR__) && !defined(__x86_64__))
 #define FCL_ONE_PART 1
 #else
