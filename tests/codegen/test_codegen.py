@@ -188,7 +188,7 @@ def test_optimised_builds_agree(path, case, monkeypatch):
     assert values_equal(expected, result), f"device gave {show(result)}, evaluator {show(expected)}"
 
 
-SLICED_FILES = ("scan_concat.fcl", "scan.fcl", "transpose.fcl", "irregular.fcl")
+SLICED_FILES = ("scan_concat.fcl",)      # scanConcat, packConcat: the look-back across launches
 
 
 @needs_device
