@@ -143,6 +143,22 @@ class Launcher:
                     ["use smaller parts (chunk size) or a smaller --block-size"])
         return out
 
+    def check_device_local(self, k: K.Kernel, kernel, sizes: list[tuple[K.Buffer, int]]):
+        """CompileError where the device counts more local memory for `kernel` (its arguments
+        set) than it has: located at its largest local array, as local_sizes' error is
+        (Oclgrind counts a kernel's arrays twice when its unchecked version follows it)."""
+        cl = self.cl
+        need = kernel.get_work_group_info(cl.kernel_work_group_info.LOCAL_MEM_SIZE, self.device)
+        limit = self.limits["local_mem_size"]
+        if need <= limit or not sizes:
+            return
+        b, size = max(sizes, key=lambda x: x[1])
+        raise CompileError(
+            f"the kernel needs {need} bytes of local memory as {self.limits['name']} counts them, more "
+            f"than it has ({limit} bytes per work-group; FCL counts {sum(n for _, n in sizes)}): its "
+            f"largest local array ({size} bytes) is that of the {b.origin}", self.spans.get(b.name),
+            ["use smaller parts (chunk size) or a smaller --block-size"])
+
     # ------------------------------------------------------------ running
 
     def run(self, args: list):
@@ -307,8 +323,8 @@ class Launcher:
         cl = self.cl
         k = self.plan.kernel(P.chosen(s, st.env))
         params = {p.name: p for p in self.plan.params}
-        dynamic = [cl.LocalMemory(nbytes) for b, nbytes in self.local_sizes(k, st.env)
-                   if not isinstance(b.size, K.Const)]
+        sizes = self.local_sizes(k, st.env)
+        dynamic = [cl.LocalMemory(nbytes) for b, nbytes in sizes if not isinstance(b.size, K.Const)]
         kernel = self.kernels[k.name]
         self._dirty.update(b for b in s.uses.buffers if b in self._flags)    # it may set a flag
         bs = self.plan.block_size
@@ -319,6 +335,8 @@ class Launcher:
             scalars = [STORAGE_DTYPES["int" if params[p].ty == "bool" else params[p].ty].type(st.env[p])
                        for p in s.uses.params]
             kernel.set_args(*[st.buffer(b) for b in s.uses.buffers], *scalars, *dynamic)
+            if first == 0:
+                self.check_device_local(k, kernel, sizes)
             st.events.append((k.name, cl.enqueue_nd_range_kernel(self.queue, kernel, (groups * bs,), (bs,))))
 
     def loop(self, s: P.Loop, st: State):

@@ -20,6 +20,7 @@ Two settings keep Oclgrind's own limits out of the way:
   kernel did write (reproduced with plain pyopencl, no FCL involved).
 """
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -137,3 +138,17 @@ def test_kernels_are_clean_under_oclgrind(run, repo_env):
     assert not bad, "\n".join(bad)
     assert len(lines) == len(jobs)
     assert not log, f"Oclgrind reported problems:\n{log[:6000]}"
+
+
+def test_local_memory_the_device_counts_is_a_located_error(repo_env):
+    """Oclgrind counts a kernel's local arrays twice when its unchecked version follows it in
+    the program: segSum's one-pass kernel at #BlockSize 256 declares 23941 bytes, which FCL's
+    own count lets through, and Oclgrind says 47882.  The launch reports that as FCL's located
+    error, exit status 1, not as Oclgrind's OUT_OF_RESOURCES."""
+    env = dict(repo_env, PYOPENCL_NO_CACHE="1", FCL_NO_CACHE="1", PYOPENCL_CTX="Oclgrind")
+    proc = subprocess.run([sys.executable, "-m", "fcl.tools.cli", "run", "--device", "Oclgrind",
+                           "tests/programs/tuples.fcl", "-e", "segSum", "[true, false]", "[1, 2]"],
+                          env=env, cwd=str(REPO), timeout=300, capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "bytes of local memory as Oclgrind Simulator counts them" in proc.stderr
+    assert "prelude.fcl:" in proc.stderr and "Traceback" not in proc.stderr
