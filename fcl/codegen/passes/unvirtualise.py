@@ -72,8 +72,8 @@ def unvirtualise(plan: P.Plan) -> P.Plan:
 
 
 def in_slices(plan: P.Plan) -> P.Plan:
-    """The launches of kernels that loop over parts as one launch of max(1, sizes...)
-    work-groups, in slices of up to num_groups (see above)."""
+    """The launches of kernels that loop over heavy parts of a count the ranges do not bound
+    (_worth_slicing) as one launch of max(1, sizes...) work-groups, in slices (see above)."""
     kernels = {k.name: k for k in plan.kernels}
     done: dict[str, K.Kernel] = {}
     for s in plan.launches():
