@@ -50,10 +50,7 @@ class Emulator(Launcher):
         sizes = {b.name: K.footprint(b, self.size_of(b.size, st.env, b.origin)
                                      * K.copies(b, self.plan.block_size, self.plan.warp_size))
                  for b in k.locals_}
-        parts = self.slices(s, st.env)
-        total = sum(g for _, g in parts)
-        for first, groups in parts:
-            st.env[P.FIRST_GROUP], st.env[P.GROUP_TOTAL] = first, total
+        for groups in self.slices(s, st.env):
             env = {p: st.env[p] for p in s.uses.params}
             interp.KernelRun(k, groups, self.plan.block_size, self.plan.warp_size, arrays, env, sizes).run()
             self.launches += 1

@@ -114,13 +114,18 @@ class Launcher:
                                f"{self.limits['name']} ({self.limits['max_work_group_size']}); "
                                f"compile with a smaller --block-size")
 
-    def slices(self, s: P.Launch, env: dict) -> list[tuple[int, int]]:
-        """(first work-group, work-groups) of each launch that runs `s` (plan.slices)."""
+    def slices(self, s: P.Launch, env: dict):
+        """The work-groups of each launch that runs `s` (plan.slices), `env` holding that
+        launch's first_group and group_total as each is yielded."""
         want = [self.size_of(g, env, f"the grid of {s.kernel}") for g in s.groups]
         try:
-            return P.slices(self.plan.num_groups, self.plan.block_size, s.uses, want)
+            parts = P.slices(self.plan.num_groups, self.plan.block_size, s.uses, want)
         except ValueError as e:
             raise ArgumentError(f"the grid of {s.kernel} is too large for these arguments: {e}") from None
+        total = sum(groups for _, groups in parts)
+        for first, groups in parts:
+            env[P.FIRST_GROUP], env[P.GROUP_TOTAL] = first, total
+            yield groups
 
     def local_sizes(self, k: K.Kernel, env: dict, static_only: bool = False) -> list[tuple[K.Buffer, int]]:
         """(buffer, bytes) of each local buffer (only those of constant size with
@@ -328,14 +333,11 @@ class Launcher:
         kernel = self.kernels[k.name]
         self._dirty.update(b for b in s.uses.buffers if b in self._flags)    # it may set a flag
         bs = self.plan.block_size
-        parts = self.slices(s, st.env)
-        total = sum(g for _, g in parts)
-        for first, groups in parts:
-            st.env[P.FIRST_GROUP], st.env[P.GROUP_TOTAL] = first, total
+        for n, groups in enumerate(self.slices(s, st.env)):
             scalars = [STORAGE_DTYPES["int" if params[p].ty == "bool" else params[p].ty].type(st.env[p])
                        for p in s.uses.params]
             kernel.set_args(*[st.buffer(b) for b in s.uses.buffers], *scalars, *dynamic)
-            if first == 0:
+            if n == 0:
                 self.check_device_local(k, kernel, sizes)
             st.events.append((k.name, cl.enqueue_nd_range_kernel(self.queue, kernel, (groups * bs,), (bs,))))
 

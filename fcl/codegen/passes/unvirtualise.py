@@ -79,11 +79,8 @@ def in_slices(plan: P.Plan) -> P.Plan:
     for s in plan.launches():
         if s.kernels()[0] in done or not s.groups:
             continue
-        if not all(_worth_slicing(plan, kernels[name]) for name in s.kernels()):
-            continue
-        new = [_one_part(kernels[name], plan.block_size) for name in s.kernels()]
-        if all(k is not None for k in new):
-            done.update((k.name, k) for k in new)
+        if all(_worth_slicing(plan, kernels[name]) for name in s.kernels()):
+            done.update((name, _one_part(kernels[name], plan.block_size)) for name in s.kernels())
     if not done:
         return plan
     extra = (P.FIRST_GROUP, P.GROUP_TOTAL)
@@ -119,28 +116,25 @@ def _worth_slicing(plan: P.Plan, k: K.Kernel) -> bool:
     if isinstance(size, K.Const) and size.value < ONE_PART_BYTES:
         return False
     ranges = Ranges.for_plan(plan)
-    counts = [s.stop for s in K.walk_stmts(k.body) if isinstance(s, K.For)
-              and s.start == K.HwId("int", "group_id") and s.step == K.HwId("int", "num_groups")]
-    return any(ranges.of(c).hi > plan.num_groups for c in counts)
+    return any(ranges.of(s.stop).hi > plan.num_groups for s in K.walk_stmts(k.body) if _part_loop(s))
 
 
-def _one_part(k: K.Kernel, block_size: int) -> K.Kernel | None:
+def _part_loop(s: K.Stmt, group: K.Expr = K.HwId("int", "group_id"),
+               groups: K.Expr = K.HwId("int", "num_groups")) -> bool:
+    """Whether s is a loop over parts, `for (p = group; p < n; p += groups)`."""
+    return isinstance(s, K.For) and s.start == group and s.step == groups
+
+
+def _one_part(k: K.Kernel, block_size: int) -> K.Kernel:
     """Kernel k run as a slice of one launch of `group_total` work-groups (its work-group
     ids from `first_group` on), its loops over parts marked `once` (each work-group takes
-    one part at most); None where k has no loop over parts."""
+    one part at most)."""
     group, total = K.add(K.HwId("int", "group_id"), K.Var("int", P.FIRST_GROUP)), K.Var("int", P.GROUP_TOTAL)
     ids = {"group_id": group, "num_groups": total, "global_size": K.mul(total, K.cint(block_size)),
            "global_id": K.add(K.mul(group, K.cint(block_size)), K.HwId("int", "lid"))}
-    loops = []
-
-    def fs(s: K.Stmt):
-        if not (isinstance(s, K.For) and s.start == group and s.step == total):
-            return s
-        loops.append(s)
-        return dataclasses.replace(s, once=True)
-
-    body = K.map_stmts(fs, lambda e: ids.get(e.name, e) if isinstance(e, K.HwId) else e, k.body)
-    return dataclasses.replace(k, body=body) if loops else None
+    body = K.map_stmts(lambda s: dataclasses.replace(s, once=True) if _part_loop(s, group, total) else s,
+                       lambda e: ids.get(e.name, e) if isinstance(e, K.HwId) else e, k.body)
+    return dataclasses.replace(k, body=body)
 
 
 PASS = Pass("unvirtualise", "a part or element per work-group/work-item, without a loop, where a constant "
