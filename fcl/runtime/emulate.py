@@ -32,6 +32,9 @@ class Emulator(Launcher):
     def check_block_size(self):
         pass
 
+    def exact_claims(self) -> int:
+        return 0
+
     def bind_array(self, spec: P.ArrayArg, value, st: State):
         host = np.array(value, dtype=STORAGE_DTYPES[spec.ty]).reshape(-1)
         st.env[spec.length] = len(host)

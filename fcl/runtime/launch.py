@@ -51,6 +51,10 @@ def local_words(b: K.Buffer, n: int, copies: int, size: int, total: int) -> str:
     return f"{what} there{per} ({size} bytes{others})"
 
 
+class _Recheck(Exception):
+    """A grid-level interleave's coverage check failed (P.RECHECK): run the plan again."""
+
+
 @dataclass
 class State:
     """One run: host scalars, device buffers, alias bindings, launch events."""
@@ -174,15 +178,33 @@ class Launcher:
     def start(self, args: list, on_device: bool = False):
         """(result, calling.Profile) for arguments already type-checked (numpy, Python values
         or pyopencl arrays); with `on_device` an array result is a pyopencl array left on the
-        device, and nothing waits for the kernels."""
+        device, and nothing waits for the kernels.  Where a grid-level interleave's coverage
+        check fails (P.RECHECK), the plan runs again with its atomic claims (P.EXACT_CLAIMS),
+        for the evaluator's error."""
         self.check_block_size()
-        st = self.bind_args(args)
-        st.on_device = on_device
-        try:
-            result = self.exec(self.plan.body, st)
-        except K.CheckFailed as e:      # a run-time check in a host expression (a size)
-            raise self.check_error(e.site, e.values) from None
-        return result, C.Profile(st.events)
+        exact = self.exact_claims()
+        while True:
+            st = self.bind_args(args)
+            st.on_device = on_device
+            st.env[P.EXACT_CLAIMS] = exact
+            try:
+                result = self.exec(self.plan.body, st)
+            except _Recheck:
+                if exact:
+                    raise CompilerBug("an interleave's coverage check failed with exact claims") from None
+                exact = 1
+                continue
+            except K.CheckFailed as e:      # a run-time check in a host expression (a size)
+                raise self.check_error(e.site, e.values) from None
+            except BaseException:           # a run stopped anywhere: tags may be left set
+                self._dirty.update(n for n in self._flags if self.plan.buffer(n).role == "tags")
+                raise
+            return result, C.Profile(st.events)
+
+    def exact_claims(self) -> int:
+        """P.EXACT_CLAIMS for a plan's first run: 1 on Oclgrind (two tags written at once, in
+        a program that writes a place twice, would be reported as a race), else 0."""
+        return int(platforms.is_oclgrind(self.device))
 
     def bind_args(self, args: list) -> State:
         """The state a plan starts from: each argument split into its leaves (an array's
@@ -229,24 +251,25 @@ class Launcher:
     def do_Alloc(self, s: P.Alloc, st: State):
         b = self.plan.buffer(s.buffer)
         n = max(1, self.size_of(b.size, st.env, b.origin, self.spans.get(b.name)))
-        if b.role in ("guard", "bounds") or b.role == "claims" and K.eval_host(b.size, st.env, total=True):
-            st.bufs[b.name] = self.flags(b.name, n, STORAGE_DTYPES[b.ty], fill=b.role == "claims")
+        if b.role in ("guard", "bounds") or b.role in ("claims", "tags") and K.eval_host(b.size, st.env, total=True):
+            st.bufs[b.name] = self.flags(b.name, n, STORAGE_DTYPES[b.ty], fill=b.role in ("claims", "tags"),
+                                         events=st.events)
             return
         st.bufs[b.name] = D.memory_pool(self.queue).allocate(n * STORAGE_DTYPES[b.ty].itemsize)
 
     def zero(self, buf, n: int, dtype):
-        """Zeros into buf: filled on the device (a radix sort's claims buffer of 256 MB a pass
-        at 2^26 keys took the host link when copied in), except on Oclgrind, which takes a
-        filled buffer for uninitialised memory: there copied in from one host array."""
+        """Zeros into buf, and the event of the fill: filled on the device (a radix sort's
+        claims buffer of 256 MB a pass at 2^26 keys took the host link when copied in), except
+        on Oclgrind, which takes a filled buffer for uninitialised memory: there copied in from
+        one host array."""
         if not platforms.is_oclgrind(self.device):
-            self.cl.enqueue_fill_buffer(self.queue, buf, np.zeros(1, dtype=dtype), 0, n * dtype.itemsize)
-            return
+            return self.cl.enqueue_fill_buffer(self.queue, buf, np.zeros(1, dtype=dtype), 0, n * dtype.itemsize)
         zeros = self._zeros.get((n, dtype.str))
         if zeros is None:
             zeros = self._zeros[(n, dtype.str)] = np.zeros(n, dtype=dtype)
-        self.cl.enqueue_copy(self.queue, buf, zeros)
+        return self.cl.enqueue_copy(self.queue, buf, zeros)
 
-    def flags(self, name: str, n: int, dtype, fill: bool = False):
+    def flags(self, name: str, n: int, dtype, fill: bool = False, events=None):
         """The launcher's own buffer of n flags for a bounds or while-guard buffer, all zero
         here (CheckBounds/CheckSteps read it): made once, and zeroed again only where a kernel
         may have set a flag since a check last read zero (a failed check, or a run that
@@ -254,7 +277,9 @@ class Launcher:
         before every run made the first kernel after it take 0-6% longer on an H100, by an
         amount that changed from process to process (sumAll at 2^26: 94.4-99.7 us; the same
         build launched by hand: 93.8-95.3 us).  Like the kernels' arguments, this makes one
-        Launcher serve one run at a time."""
+        Launcher serve one run at a time.  A claims or tags buffer (`fill`) is zeroed on the
+        device, the fill's event added to `events` as `fill NAME` (device time of the run,
+        profiled with its kernels)."""
         buf, size = self._flags.get(name, (None, 0))
         if fill:            # a claims buffer (as long as a result), zeroed on the device
             if buf is None or size != n:
@@ -262,7 +287,9 @@ class Launcher:
                 self._flags[name] = (buf, n)
                 self._dirty.add(name)
             if name in self._dirty and n:
-                self.zero(buf, n, dtype)
+                event = self.zero(buf, n, dtype)
+                if events is not None:
+                    events.append((f"fill {name}", event))
         elif buf is None or size != n:
             buf = self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE | self.cl.mem_flags.COPY_HOST_PTR,
                                  hostbuf=np.zeros(n, dtype=dtype))
@@ -293,6 +320,8 @@ class Launcher:
 
     def do_CheckBounds(self, s: P.CheckBounds, st: State):
         bits, site, *values = self.read_flags(s.buffer, st, K.BOUNDS_WORDS)
+        if bits and self.plan.check_kind(site) == P.RECHECK:
+            raise _Recheck()
         if bits:
             raise self.check_error(site, values)
 
@@ -331,7 +360,8 @@ class Launcher:
         sizes = self.local_sizes(k, st.env)
         dynamic = [cl.LocalMemory(nbytes) for b, nbytes in sizes if not isinstance(b.size, K.Const)]
         kernel = self.kernels[k.name]
-        self._dirty.update(b for b in s.uses.buffers if b in self._flags)    # it may set a flag
+        # it may set a flag (not a tag: the kernel after the tags' writes clears them)
+        self._dirty.update(b for b in s.uses.buffers if b in self._flags and self.plan.buffer(b).role != "tags")
         bs = self.plan.block_size
         for n, groups in enumerate(self.slices(s, st.env)):
             scalars = [STORAGE_DTYPES["int" if params[p].ty == "bool" else params[p].ty].type(st.env[p])

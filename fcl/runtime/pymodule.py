@@ -97,7 +97,8 @@ class MethodPrinter:
         self.emit(2, f"return self._{plan.entry}(*bind_arguments({plan.entry!r}, {public!r}, args, kwargs, "
                      f"{defaults!r}))")
         self.emit(0, "")
-        self.emit(1, f"def _{plan.entry}(self{''.join(', ' + n for n in names)}):")
+        exact = f", {P.EXACT_CLAIMS}=0" if P.EXACT_CLAIMS in self.params else ""
+        self.emit(1, f"def _{plan.entry}(self{''.join(', ' + n for n in names)}{exact}):")
         self.emit(2, "events, inputs = [], []")
         check = next((s for s in P.walk(plan.body) if isinstance(s, P.CheckBounds)), None)
         if check is not None:
@@ -142,7 +143,7 @@ class MethodPrinter:
 
     def py_Alloc(self, s: P.Alloc, d: int):
         b = self.plan.buffer(s.buffer)
-        if b.role in ("guard", "bounds", "claims"):
+        if b.role in ("guard", "bounds", "claims", "tags"):
             self.emit(d, f"{b.name} = self._zeros({py_expr(b.size)}, {NP_TYPES[b.ty]})  # {b.origin}")
             return
         self.emit(d, f"{b.name} = self._alloc({py_expr(b.size)}, {NP_TYPES[b.ty]})  # {b.origin}")
@@ -156,6 +157,10 @@ class MethodPrinter:
         self.emit(d, f"_bits, _site, *_values = (int(x) for x in self._read({s.buffer}, "
                      f"{K.BOUNDS_WORDS}, np.int32))")
         self.emit(d, "if _bits:")
+        if P.EXACT_CLAIMS in self.params:   # an interleave's coverage check: again with claims, for the error
+            names = "".join(f"a{k}, " for k in range(len(self.plan.args)))
+            self.emit(d + 1, f"if _sites[_site][1] == {P.RECHECK!r} and not {P.EXACT_CLAIMS}:")
+            self.emit(d + 2, f"return self._{self.plan.entry}({names}{P.EXACT_CLAIMS}=1)")
         self.emit(d + 1, "raise _failed(_sites[_site], _values)")
 
     def py_SetVar(self, s: P.SetVar, d: int):

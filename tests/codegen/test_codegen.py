@@ -795,3 +795,60 @@ def test_seq_concat_part_of_the_wrong_length_is_an_evaluator_error(tmp_path):
     path.write_text(SEQ_CONCAT_WRONG)
     with pytest.raises(FCLError, match="step 0 returned an array of length 3, but every part must have length 4"):
         fcl.load_file(path).evaluate("wrongLength", np.arange(16, dtype=np.int32))
+
+
+def _weave_perm(values):
+    """The build of runtime_errors.fcl's weavePerm (a grid-level interleave whose places are
+    its first argument) for `values`, and those values coerced."""
+    k = fcl.load_file(str(REPO / "tests/programs/runtime_errors.fcl")).compile("weavePerm")
+    values = k.coerce(values)
+    return k, k.specialise(k.arg_types(values), k.static_values(values)), values
+
+
+PERM_OK = [np.array([0, 2, 4, 6, 1, 3, 5, 7], dtype=np.int32), np.arange(10, 18, dtype=np.int32)]
+PERM_TWICE = [np.array([0, 2, 4, 6, 1, 3, 5, 6], dtype=np.int32), np.arange(8, dtype=np.int32)]
+TWICE = r"position 6 is written twice \(write conflict between part 0 and part 1\)"
+
+
+def test_grid_interleave_tags_its_places_then_runs_again_with_claims_for_the_error():
+    """A grid-level interleave whose places come from the data writes a tag a place (no
+    atomic) and a kernel after it checks that every place has one; where one has none, the
+    host runs the whole plan again with the atomic claims (EXACT_CLAIMS 1), which name the
+    parts that collide, as the evaluator does."""
+    from fcl.codegen import kir as K
+    from fcl.codegen import plan as P
+    from fcl.runtime.emulate import Emulator
+    _, build, ok = _weave_perm(PERM_OK)
+    plan = build.plan
+    (tags,) = [b for b in plan.buffers if b.role == "tags"]
+    (claims,) = [b for b in plan.buffers if b.role == "claims"]
+    assert P.EXACT_CLAIMS in K.format_expr(tags.size) and P.EXACT_CLAIMS in K.format_expr(claims.size)
+    launched = [s.kernel for s in plan.launches()]
+    writes = next(i for i, name in enumerate(launched) if tags.name in plan.uses_of(name).buffers)
+    check = plan.kernel(launched[writes + 1])       # right after the writes: the tags' check
+    assert tags.name in plan.uses_of(check.name).buffers
+    assert any(isinstance(s, K.Fail) for s in K.walk_stmts(check.body))
+    assert plan.check_kind(next(s.site for s in K.walk_stmts(check.body) if isinstance(s, K.Fail))) == P.RECHECK
+    once = Emulator(plan, build.spans)
+    assert list(once.run(ok)[0]) == [10, 14, 11, 15, 12, 16, 13, 17]
+    _, build, twice = _weave_perm(PERM_TWICE)
+    again = Emulator(build.plan, build.spans)
+    with pytest.raises(fcl.EvalError, match=TWICE):
+        again.run(twice)
+    assert again.launches == 2 * once.launches
+
+
+@needs_device
+def test_grid_interleave_written_twice_on_the_device_and_from_an_emitted_module():
+    """The device and an `--emit py` module run the plan again with claims for the error."""
+    from fcl.runtime.pymodule import emit_module
+    k, build, twice = _weave_perm(PERM_TWICE)
+    with pytest.raises(fcl.EvalError, match=TWICE):
+        k(*PERM_TWICE)
+    assert list(k(*PERM_OK)) == [10, 14, 11, 15, 12, 16, 13, 17]
+    module = {"__name__": "kmod"}
+    exec(compile(emit_module([build.plan], [build.source], "runtime_errors.fcl"), "kmod.py", "exec"), module)
+    kernels = module["Kernels"]()
+    with pytest.raises(ArithmeticError, match=TWICE):
+        kernels.weavePerm(*PERM_TWICE)
+    assert list(kernels.weavePerm(*PERM_OK)) == [10, 14, 11, 15, 12, 16, 13, 17]

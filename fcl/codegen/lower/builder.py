@@ -77,6 +77,7 @@ class Builder:
         self.hw_read: set[str] = set()          # hardware parameters the generated code depends on
         self.read_backs: dict = {}              # (host block, size) -> host variable (`read_back`)
         self.unwritten: set[str] = set()        # buffers a kernel not yet built writes (`read_back`)
+        self.after: list = []                   # kernels launched after the current one (`kernel_after`)
 
     def probe(self, keep_checks: bool, params=()) -> "Builder":
         """A dry builder for trying code out (thrown away), with this one's parameters (and
@@ -176,10 +177,22 @@ class Builder:
     def kernel_before(self, stmts):
         """A kernel of `stmts` (global memory only) launched before the current one, whose
         statements so far stay where they are."""
-        kept = self.top, self.locals, self.privates
-        self.top, self.locals, self.privates = list(stmts), [], []
+        kept = self.top, self.locals, self.privates, self.after
+        self.top, self.locals, self.privates, self.after = list(stmts), [], [], []
         self.close_kernel()
-        self.top, self.locals, self.privates = kept
+        self.top, self.locals, self.privates, self.after = kept
+
+    def kernel_after(self, stmts):
+        """A kernel of `stmts` (global memory only) launched right after the current one."""
+        self.after.append(tuple(stmts))
+
+    def exact_claims(self) -> K.Var:
+        """The host scalar P.EXACT_CLAIMS (which check of a grid-level interleave's places the
+        kernels run: `lower.claims`), a parameter of the plan once asked for."""
+        if P.EXACT_CLAIMS not in self.params:
+            self.params.add(P.EXACT_CLAIMS)
+            self.host_vars.append(K.Param(P.EXACT_CLAIMS, "int"))
+        return K.Var("int", P.EXACT_CLAIMS)
 
     def _shared_lets(self, e: K.Expr) -> list:
         """The `Let`s at the top of kernels (the names `Ctx.share` gave) that `e` needs, those
@@ -237,6 +250,10 @@ class Builder:
         self.host.append(PendingLaunch(len(self.kernels)))
         self.kernels.append((self.top, self.locals, self.privates))
         self.top, self.locals, self.privates = [], [], []
+        after, self.after = self.after, []
+        for stmts in after:
+            self.host.append(PendingLaunch(len(self.kernels)))
+            self.kernels.append((list(stmts), [], []))
 
 
 @dataclass(frozen=True)

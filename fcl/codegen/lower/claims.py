@@ -13,8 +13,21 @@ for a block-level one and a warp's share of it for a warp-level one (zeroed by t
 between two barriers each time the `interleave` runs).  With every part of n elements
 (checked apart) and every position inside the result, a one-to-one function also leaves
 no holes.
+
+The converse makes a grid-level `interleave` cheaper: as many writes as places, each inside
+the result, write every place once exactly where they leave no place unwritten.  So where
+the host scalar P.EXACT_CLAIMS is 0 (as the host runs a plan first), each write stores a
+tag (a byte) for its place, with no atomic, and a kernel launched right after the writes'
+checks that every place has its tag, clearing it for the next run: a place without one is a
+failed check of kind P.RECHECK, on which the host runs the whole plan again with
+EXACT_CLAIMS 1, the claims above, for the evaluator's error and its parts (Oclgrind, where
+two tags written at once would be a race, always runs with 1).  On an H200, sorting 2^26
+ints (8 passes), the downsweeps took 5.91 ms instead of 6.85 and the checks 1.06 ms, where
+the claims also had the host fill 256 MB a pass (sortByKey: 7.09 + 1.06 against 8.48).
 """
 from __future__ import annotations
+
+import dataclasses
 
 from fcl.base.hw import Level
 from fcl.codegen import kir as K
@@ -60,6 +73,7 @@ class Claims:
         self.ctx, self.level, self.n, self.span = ctx, level, n, span
         self.proven: K.Expr | None = None       # where no claims are needed (decided at the first write)
         self.rec = None
+        self.tags = None                        # grid level: a byte a place (see the module)
         self.base = K.cint(0)
         self.total: K.Expr | None = None
 
@@ -79,9 +93,16 @@ class Claims:
         what = "the claims of this interleave's places"
         if self.level == Level.GRID:
             size = host_length(self.ctx, total, what, self.span)
-            if b.host_computable(self.proven):      # none where the proof's conditions hold
+            if not b.host_computable(self.proven):
+                self.rec = b.buffer("global", size, origin, "claims", prefix="claims", ty="int")
+                return
+            if not K.is_const(self.proven, False):     # none where the proof's conditions hold
                 size = K.mul(size, K.sub(K.cint(1), K.call("b2i", (self.proven,), "int")))
-            self.rec = b.buffer("global", size, origin, "claims", prefix="claims", ty="int")
+            exact = b.exact_claims()
+            self.rec = b.buffer("global", K.mul(size, exact), origin, "claims", prefix="claims", ty="int")
+            self.tags = b.buffer("global", K.mul(size, K.sub(K.cint(1), exact)), f"{origin}: tags", "tags",
+                                 prefix="tags", ty="bool")
+            self._check_tags(b, self.tags)
             return
         if not b.host_computable(total):
             raise host_length_error(self.ctx, total, what, self.span)
@@ -91,6 +112,16 @@ class Claims:
             self.rec = b.buffer("local", total, origin, "claims", per="warp", ty="int")
             self.base = K.mul(K.HwId("int", "wid"), total)
 
+    def _check_tags(self, b, tags):
+        """The kernel after the writes: every place tagged (else a failed P.RECHECK check, the
+        first untagged place recorded), every tag cleared."""
+        i = b.fresh("i")
+        at = K.Var("int", i)
+        fbuf, site = b.check_site(P.RECHECK, self.span)
+        missing = (K.If(K.unop("not", K.Load("bool", tags.name, at)), (K.Fail(fbuf, site, (at,)),)),) \
+            if site >= 0 else ()
+        b.kernel_after((K.ParFor(Level.GRID, i, tags.size, missing + (K.Store(tags.name, at, K.Const("bool", False)),)),))
+
     def claim(self, c: Ctx, p: K.Expr, pos: K.Expr):
         """(the condition under which no claim is made, the claim, its success, the failure of
         a place claimed before), or None where the proof holds for certain."""
@@ -98,7 +129,13 @@ class Claims:
             return None
         take, free, failed = claim_place(c.b, self.rec.name, K.add(self.base, pos), pos, p, "interleave-twice",
                                          self.span)
-        return self.proven, (take,), free, failed
+        if self.tags is None:
+            return self.proven, (take,), free, failed
+        got = c.b.fresh("old")      # EXACT_CLAIMS 0: the place's tag, the place taken as free
+        exact = K.binop("ne", c.b.exact_claims(), K.cint(0))
+        claimed = (dataclasses.replace(take, var=got), K.Assign(take.var, K.Var("int", got)))
+        tagged = (K.Store(self.tags.name, pos, K.Const("bool", True)),)
+        return self.proven, (K.DeclVar(take.var, K.cint(0)), K.If(exact, claimed, tagged)), free, failed
 
     def zero(self, ctx: Ctx):
         """Before the parts run at block or warp level: the claims zeroed, then a barrier."""

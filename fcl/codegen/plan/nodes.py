@@ -110,6 +110,14 @@ FIRST_GROUP = "first_group"
 GROUP_TOTAL = "group_total"
 SLICE_GROUPS = 0        # when set, the work-groups of a slice (tests: many slices of a few)
 
+# The host scalar that picks how a grid-level `interleave` whose places come from the data
+# checks that it writes no place twice (`lower.claims`): 0, a tag a place and a coverage check
+# after the kernel ("interleave-recheck" where a place was left unwritten); 1, an atomic claim
+# a place, which names the parts that collide.  The host runs with 0 and, where the coverage
+# check fails, runs the whole plan again with 1 for the evaluator's error (`exact_rerun`).
+EXACT_CLAIMS = "exact_claims"
+RECHECK = "interleave-recheck"
+
 
 def slice_groups(block_size: int) -> int:
     """The most work-groups of one slice: as many as keep its work-item ids in an int."""
@@ -216,6 +224,9 @@ def failure_message(kind: str, values) -> str:
     if kind == "interleave-twice":      # position a, claimed by part b, written by part c
         return (f"interleave is not injective: position {a} is written twice (write conflict "
                 f"between part {min(b, c)} and part {max(b, c)})")
+    if kind == "interleave-recheck":    # position a was never written (the run is repeated to name the parts)
+        return (f"interleave is not injective: position {a} is never written, so another is "
+                f"written twice")
     if kind == "interleave-position":   # part a, element b goes to position c of d
         return (f"interleave: part {a}, element {b} goes to position {c}, "
                 f"outside the result (length {d})")
