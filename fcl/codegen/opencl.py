@@ -287,16 +287,20 @@ class OpenCLRenderer:
 
     def vload(self, s: K.VLoad, pad: str) -> list[str]:
         """A vector load through a cast pointer (the buffer is a whole allocation, so the
-        vector is aligned and the device loads it in one access), then its components."""
-        vec = f"{s.ty}{len(s.vars)}"
-        self.vectors[s.vars] = s.var
+        vector is aligned and the device loads it in one access), then its components (a
+        bool's: its byte, not 0)."""
+        vec = f"{C_STORAGE[s.ty]}{len(s.vars)}"
         out = [f"{pad}const {vec} {s.var} = (({self.global_kw} const {vec}*){s.buf})[{self.expr(s.index)}];"]
+        if s.ty == "bool":
+            return out + [f"{pad}const bool {name} = {s.var}.s{k} != 0;" for k, name in enumerate(s.vars)]
+        self.vectors[s.vars] = s.var
         return out + [f"{pad}const {s.ty} {name} = {s.var}.s{k};" for k, name in enumerate(s.vars)]
 
     def vstore(self, s: K.VStore, pad: str) -> list[str]:
-        vec = f"{s.values[0].ty}{len(s.values)}"
+        vec = f"{C_STORAGE[s.values[0].ty]}{len(s.values)}"
         names = tuple(v.name if isinstance(v, K.Var) else None for v in s.values)
-        value = self.vectors.get(names) or f"({vec})({', '.join(self.expr(v) for v in s.values)})"
+        parts = [f"({self.expr(v)}) ? 1 : 0" if v.ty == "bool" else self.expr(v) for v in s.values]
+        value = self.vectors.get(names) or f"({vec})({', '.join(parts)})"
         return [f"{pad}(({self.global_kw} {vec}*){s.buf})[{self.expr(s.index)}] = {value};"]
 
     def store_value(self, s: K.Store) -> str:

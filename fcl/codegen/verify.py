@@ -146,15 +146,16 @@ class _Kernel:
             raise _Invalid(f"a run-time check records into `{buf}`, not a bounds buffer")
 
     def vector(self, s, scope: dict):
-        """A vector access: 2 or 4 int or float elements of a global buffer, an int index."""
+        """A vector access: 2 or 4 int, float or bool elements of a global buffer (bools: a grid-level
+        interleave's tags, `lower.claims`), an int index."""
         width = len(s.vars) if isinstance(s, K.VLoad) else len(s.values)
         tys = {s.ty} if isinstance(s, K.VLoad) else {v.ty for v in s.values}
         if width not in K.VECTOR_WIDTHS or len(tys) != 1:
             raise _Invalid(f"a vector access to `{s.buf}` of {width} elements of types {sorted(tys)}")
         ty = tys.pop()
         self.access(s.buf, ty, scope)
-        if self.buffers[s.buf].space != "global" or ty not in ("int", "float"):
-            raise _Invalid(f"a vector access to `{s.buf}`, not a global buffer of ints or floats")
+        if self.buffers[s.buf].space != "global" or ty not in ("int", "float", "bool"):
+            raise _Invalid(f"a vector access to `{s.buf}`, not a global buffer of ints, floats or bools")
         self.want(s.index, "int", "a vector index")
         if isinstance(s, K.VLoad):
             for name in (s.var,) + s.vars:
