@@ -14,7 +14,7 @@ between two barriers each time the `interleave` runs).  With every part of n ele
 (checked apart) and every position inside the result, a one-to-one function also leaves
 no holes.
 
-The converse makes a grid-level `interleave` cheaper: as many writes as places, each inside
+The converse makes a grid-level `interleave` with no proof cheaper: as many writes as places, each inside
 the result, write every place once exactly where they leave no place unwritten.  So where
 the host scalar P.EXACT_CLAIMS is 0 (as the host runs a plan first), each write stores a
 tag (a byte) for its place, with no atomic, and a kernel launched right after the writes'
@@ -97,11 +97,13 @@ class Claims:
         what = "the claims of this interleave's places"
         if self.level == Level.GRID:
             size = host_length(self.ctx, total, what, self.span)
-            if not b.host_computable(self.proven):
+            if not K.is_const(self.proven, False):
+                # the proof holds where its conditions do (no claims' memory then, and no check
+                # kernel to launch): claims, only where they fail
+                if b.host_computable(self.proven):
+                    size = K.mul(size, K.sub(K.cint(1), K.call("b2i", (self.proven,), "int")))
                 self.rec = b.buffer("global", size, origin, "claims", prefix="claims", ty="int")
                 return
-            if not K.is_const(self.proven, False):     # none where the proof's conditions hold
-                size = K.mul(size, K.sub(K.cint(1), K.call("b2i", (self.proven,), "int")))
             exact = b.exact_claims()
             self.rec = b.buffer("global", K.mul(size, exact), origin, "claims", prefix="claims", ty="int")
             self.tags = b.buffer("global", K.mul(size, K.sub(K.cint(1), exact)), f"{origin}: tags", "tags",
