@@ -152,3 +152,31 @@ def test_local_memory_the_device_counts_is_a_located_error(repo_env):
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert "bytes of local memory as Oclgrind Simulator counts them" in proc.stderr
     assert "prelude.fcl:" in proc.stderr and "Traceback" not in proc.stderr
+
+
+TAGS_CHILD = """
+import numpy as np
+import fcl
+from fcl.runtime.launch import Launcher
+Launcher.exact_claims = lambda self: 0      # the tags, as on every other device
+weave = fcl.load_file("tests/programs/runtime_errors.fcl").compile("weavePerm", block_size=64, num_groups=4)
+print([int(x) for x in weave(np.array([0, 2, 4, 6, 1, 3, 5, 7], dtype=np.int32), np.arange(8, dtype=np.int32))])
+(tags,) = [b.name for b in weave.plan.buffers if b.role == "tags"]
+check = [s.kernel for s in weave.plan.launches() if tags in s.uses.buffers][-1]
+print(check in [name for name, _ in weave.last_profile.kernels])
+sort = fcl.load_file("bench/programs.fcl").compile("sortInts", block_size=64, num_groups=4)
+a = np.random.default_rng(1).integers(-1000, 1000, 203).astype(np.int32)
+print([int(x) for x in sort(a)] == sorted(a.tolist()))
+"""
+
+
+def test_tags_of_a_grid_interleave_are_clean_under_oclgrind(repo_env):
+    """Oclgrind runs a grid-level interleave's atomic claims (two tags of one place written at
+    once, in a program that writes a place twice, would be a race); the tags and their check
+    kernel, which every other device runs first, are clean for programs that write each place
+    once: a data-dependent interleave and the prelude's radix sort."""
+    env = dict(repo_env, OCLGRIND_BUILD_OPTIONS="-cl-opt-disable", PYOPENCL_NO_CACHE="1", FCL_NO_CACHE="1")
+    proc, log = run_with_oclgrind([sys.executable, "-c", TAGS_CHILD], env=env, cwd=str(REPO), timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.splitlines() == ["[0, 4, 1, 5, 2, 6, 3, 7]", "True", "True"]
+    assert not log, f"Oclgrind reported problems:\n{log[:6000]}"
