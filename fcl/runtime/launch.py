@@ -194,10 +194,10 @@ class Launcher:
                     raise CompilerBug("an interleave's coverage check failed with exact claims") from None
                 exact = 1
                 continue
-            except K.CheckFailed as e:      # a run-time check in a host expression (a size)
-                raise self.check_error(e.site, e.values) from None
-            except BaseException:           # a run stopped anywhere: tags may be left set
+            except BaseException as e:      # a run stopped anywhere: tags may be left set
                 self._dirty.update(n for n in self._flags if self.plan.buffer(n).role == "tags")
+                if isinstance(e, K.CheckFailed):    # a run-time check in a host expression (a size)
+                    raise self.check_error(e.site, e.values) from None
                 raise
             return result, C.Profile(st.events)
 

@@ -100,6 +100,8 @@ class MethodPrinter:
         exact = f", {P.EXACT_CLAIMS}=0" if P.EXACT_CLAIMS in self.params else ""
         self.emit(1, f"def _{plan.entry}(self{''.join(', ' + n for n in names)}{exact}):")
         self.emit(2, "events, inputs = [], []")
+        if exact:       # the arguments as given, for a second run with claims (py_CheckBounds)
+            self.emit(2, f"_args = ({''.join(n + ', ' for n in names)})")
         check = next((s for s in P.walk(plan.body) if isinstance(s, P.CheckBounds)), None)
         if check is not None:
             sites = [(where, check.kind(k)) for k, where in enumerate(check.sites)]
@@ -158,9 +160,8 @@ class MethodPrinter:
                      f"{K.BOUNDS_WORDS}, np.int32))")
         self.emit(d, "if _bits:")
         if P.EXACT_CLAIMS in self.params:   # an interleave's coverage check: again with claims, for the error
-            names = "".join(f"a{k}, " for k in range(len(self.plan.args)))
             self.emit(d + 1, f"if _sites[_site][1] == {P.RECHECK!r} and not {P.EXACT_CLAIMS}:")
-            self.emit(d + 2, f"return self._{self.plan.entry}({names}{P.EXACT_CLAIMS}=1)")
+            self.emit(d + 2, f"return self._{self.plan.entry}(*_args, {P.EXACT_CLAIMS}=1)")
         self.emit(d + 1, "raise _failed(_sites[_site], _values)")
 
     def py_SetVar(self, s: P.SetVar, d: int):
