@@ -181,8 +181,10 @@ def device_result(queue, buffer, n: int, dtype):
 
 
 class Profile:
-    """The kernels one call launched, with their times from OpenCL profiling events.  The
-    times are read when first asked for: asking waits for those kernels to finish."""
+    """The kernels one call launched, with their times from OpenCL profiling events (and the
+    device-side fills of its claims and tags buffers, named `fill BUFFER`, where a run zeroes
+    them: device time of the call too).  The times are read when first asked for: asking
+    waits for those kernels to finish."""
 
     def __init__(self, events):
         self._events = list(events)     # (kernel name, cl.Event)
