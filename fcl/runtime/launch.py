@@ -251,9 +251,9 @@ class Launcher:
     def do_Alloc(self, s: P.Alloc, st: State):
         b = self.plan.buffer(s.buffer)
         n = max(1, self.size_of(b.size, st.env, b.origin, self.spans.get(b.name)))
-        if b.role in ("guard", "bounds") or b.role in ("claims", "tags") and K.eval_host(b.size, st.env, total=True):
-            st.bufs[b.name] = self.flags(b.name, n, STORAGE_DTYPES[b.ty], fill=b.role in ("claims", "tags"),
-                                         events=st.events)
+        fill = b.role in ("claims", "tags")     # zeroed on the device, where not empty
+        if b.role in ("guard", "bounds") or fill and K.eval_host(b.size, st.env, total=True):
+            st.bufs[b.name] = self.flags(b.name, n, STORAGE_DTYPES[b.ty], fill=fill, events=st.events)
             return
         st.bufs[b.name] = D.memory_pool(self.queue).allocate(n * STORAGE_DTYPES[b.ty].itemsize)
 

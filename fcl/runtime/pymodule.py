@@ -101,7 +101,7 @@ class MethodPrinter:
         self.emit(1, f"def _{plan.entry}(self{''.join(', ' + n for n in names)}{exact}):")
         self.emit(2, "events, inputs = [], []")
         if exact:       # the arguments as given, for a second run with claims (py_CheckBounds)
-            self.emit(2, f"_args = ({''.join(n + ', ' for n in names)})")
+            self.emit(2, f"_args = [{', '.join(names)}]")
         check = next((s for s in P.walk(plan.body) if isinstance(s, P.CheckBounds)), None)
         if check is not None:
             sites = [(where, check.kind(k)) for k, where in enumerate(check.sites)]

@@ -114,7 +114,7 @@ SLICE_GROUPS = 0        # when set, the work-groups of a slice (tests: many slic
 # checks that it writes no place twice (`lower.claims`): 0, a tag a place and a coverage check
 # after the kernel ("interleave-recheck" where a place was left unwritten); 1, an atomic claim
 # a place, which names the parts that collide.  The host runs with 0 and, where the coverage
-# check fails, runs the whole plan again with 1 for the evaluator's error (`exact_rerun`).
+# check fails, runs the whole plan again with 1 for the evaluator's error (`Launcher.start`).
 EXACT_CLAIMS = "exact_claims"
 RECHECK = "interleave-recheck"
 
