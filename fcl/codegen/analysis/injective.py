@@ -302,8 +302,11 @@ class _Prover:
         by_stride = dict(own)
         if len(by_stride) != len(own):
             return False                # two digits at one stride
-        stride, seen = _const(1), 0
+        stride, seen, visited = _const(1), 0, set()
         while stride in by_stride:
+            if stride in visited:
+                return False            # a digit of width 1 keeps its stride: no proof, not a loop
+            visited.add(stride)
             w, seen = by_stride[stride], seen + 1
             if w is None:
                 return seen == len(own)
