@@ -219,10 +219,12 @@ class OpenCLRenderer:
             f"  const int wid = lid / {self.ws};",
             f"  const int lane = lid % {self.ws};",
         ]
+        vectors = {s.buf for s in K.walk_stmts(k.body) if isinstance(s, (K.VLoad, K.VStore))}
         for b in k.locals_:
             n = self.static_size(b)
             if n is not None:
-                lines.append(f"  {self.local_kw} {C_STORAGE[b.ty]} {b.name}[{max(n, 1)}];  /* {self.describe(b)} */")
+                aligned = " __attribute__((aligned(16)))" if b.name in vectors else ""
+                lines.append(f"  {self.local_kw} {C_STORAGE[b.ty]} {b.name}[{max(n, 1)}]{aligned};  /* {self.describe(b)} */")
         for b in k.privates:
             lines.append(f"  {C_STORAGE[b.ty]} {b.name}[{max(b.size.value, 1)}];  /* {self.describe(b)} */")
         lines.extend(self.stmts(k.body, 1))
@@ -290,7 +292,7 @@ class OpenCLRenderer:
         vector is aligned and the device loads it in one access), then its components (a
         bool's: its byte, not 0)."""
         vec = f"{C_STORAGE[s.ty]}{len(s.vars)}"
-        out = [f"{pad}const {vec} {s.var} = (({self.global_kw} const {vec}*){s.buf})[{self.expr(s.index)}];"]
+        out = [f"{pad}const {vec} {s.var} = (({self.space_kw(s.buf)} const {vec}*){s.buf})[{self.expr(s.index)}];"]
         if s.ty == "bool":
             return out + [f"{pad}const bool {name} = {s.var}.s{k} != 0;" for k, name in enumerate(s.vars)]
         self.vectors[s.vars] = s.var
@@ -301,7 +303,12 @@ class OpenCLRenderer:
         names = tuple(v.name if isinstance(v, K.Var) else None for v in s.values)
         parts = [f"({self.expr(v)}) ? 1 : 0" if v.ty == "bool" else self.expr(v) for v in s.values]
         value = self.vectors.get(names) or f"({vec})({', '.join(parts)})"
-        return [f"{pad}(({self.global_kw} {vec}*){s.buf})[{self.expr(s.index)}] = {value};"]
+        return [f"{pad}(({self.space_kw(s.buf)} {vec}*){s.buf})[{self.expr(s.index)}] = {value};"]
+
+    def space_kw(self, buf: str) -> str:
+        """The address space of a buffer that vector accesses reach: global, or local (a
+        static local buffer, declared 16-byte aligned where it has them)."""
+        return self.local_kw if self.buffers[buf].space == "local" else self.global_kw
 
     def store_value(self, s: K.Store) -> str:
         value = self.expr(s.value)

@@ -405,6 +405,35 @@ def test_vectorize_changes_no_result_at_odd_sizes(path, entry, make):
             assert np.array_equal(on(*args), want) and np.array_equal(off(*args), want), size
 
 
+@pytest.mark.parametrize("shape", [(3, 5, 7), (9, 20, 40), (64, 16, 32)])
+def test_prelude_matmul_reads_its_tiles_as_float4_with_the_same_results(shape):
+    """matmulF's work-item reads 4 consecutive elements of a row of its tile of a, and 4
+    consecutive columns of its tile of b, as one float4 of local memory each (its tile of b
+    not skewed); with and without the vectorize pass the same floats on the OpenCL device
+    where there is one (#BlockSize 256: 64 x 256 tiles of C; test_interp.py runs matmulF's test
+    blocks on the interpreter with the pass and without it)."""
+    from fcl.runtime.device import choose_device
+    n_, k_, m_ = shape
+    rng = np.random.default_rng(n_)
+    a_ = rng.standard_normal(n_ * k_).astype(np.float32)
+    b_ = rng.standard_normal(k_ * m_).astype(np.float32)
+    prog = fcl.load_file("examples/matmul.fcl")
+    on = prog.compile("matmulF", num_groups=2)
+    off = prog.compile("matmulF", num_groups=2, no_pass=("vectorize",))
+    text = on.build_for(n_, k_, m_, a_, b_).source
+    reads = re.findall(r"\(\(__local const float4\*\)(l\d+)\)", text)
+    assert len(set(reads)) == 2 and len(reads) >= 4 * 16     # both tiles; 2 + 2 a column of the K-tile
+    assert "skewed layout" not in text
+    assert "__local const float4*" not in off.build_for(n_, k_, m_, a_, b_).source
+    try:
+        choose_device(None)
+    except Exception:
+        return
+    want = off(n_, k_, m_, a_, b_)
+    assert np.array_equal(on(n_, k_, m_, a_, b_), want)
+    assert np.allclose(want, (a_.reshape(n_, k_) @ b_.reshape(k_, m_)).ravel(), rtol=1e-5, atol=1e-5)
+
+
 def test_vectorize_renders_cast_pointers_and_is_off_with_its_switches():
     prog = fcl.load_file("bench/programs.fcl")
     text = prog.compile("copyGrid").opencl_source
@@ -418,14 +447,47 @@ def test_vectorize_renders_cast_pointers_and_is_off_with_its_switches():
 def test_verifier_rejects_vector_accesses_it_cannot_print():
     from fcl.base.errors import CompilerBug
     tile = K.Buffer("t", "local", "int", K.cint(64), "test")
+    skewed = K.Buffer("s", "local", "int", K.cint(64), "test", layout="skew32")
+    sized = K.Buffer("h", "local", "int", n, "test")
     bad = [[K.VLoad("v", ("x", "y", "z"), "int", "b", lid)],                       # 3 wide
-           [K.VLoad("v", ("x", "y", "z", "w"), "int", "t", lid)],                  # local memory
+           [K.VLoad("v", ("x", "y", "z", "w"), "int", "s", lid)],                  # a skewed layout
+           [K.VLoad("v", ("x", "y", "z", "w"), "int", "h", lid)],                  # sized by the host
            [K.VStore("b", lid, (K.cint(1), K.cint(2), K.cint(3), K.Const("float", 4.0)))]]
     for body in bad:
         with pytest.raises(CompilerBug):
-            verify_program(plan_of(body, [tile]), after="test", mapped=True)
+            verify_program(plan_of(body, [tile, skewed, sized]), after="test", mapped=True)
     verify_program(plan_of([K.VLoad("v", ("x", "y", "z", "w"), "int", "b", lid),
-                            K.VStore("b", lid, tuple(K.Var("int", v) for v in "xyzw"))]), after="test", mapped=True)
+                            K.VStore("b", lid, tuple(K.Var("int", v) for v in "xyzw")),
+                            K.VLoad("u", ("p", "q", "r", "o"), "int", "t", lid)], [tile]), after="test", mapped=True)
+
+
+def test_vectorize_groups_local_loads_and_skew_leaves_their_buffer_plain():
+    """Work-item x writes t[4x + k] = 4x + k and reads back t[4x + k], k = 0..3, in one block:
+    the skew pass leaves the tile plain (16-byte vectors at consecutive places are
+    conflict-free) and vectorize makes the four stores one VStore and the four loads one
+    VLoad, rendered through cast local pointers into a tile declared 16-byte aligned.  Three
+    of the four loads, or a lane stride of 8, keep the skew and the scalar accesses."""
+    from fcl.codegen.passes.vectorize import vectorize
+    tile = K.Buffer("t", "local", "int", K.cint(1024), "test")
+
+    def body(stride, ks):
+        at = [K.add(K.mul(lid, K.cint(stride)), K.cint(k)) for k in range(4)]
+        total = K.Load("int", "t", at[ks[0]])
+        for k in ks[1:]:
+            total = K.add(total, K.Load("int", "t", at[k]))
+        return [K.Store("t", x, x) for x in at] + [K.Barrier(), K.Store("b", lid, total)]
+    out = vectorize(skew_local_memory(plan_of(body(4, range(4)), [tile])))
+    assert out.kernels[0].locals_[0].layout == ""
+    assert kinds(out).count("VLoad") == 1 and kinds(out).count("VStore") == 1
+    text = render(dataclasses.replace(out, body=(P.Launch("k", (n,), P.Uses(("b",), ("n",))),)))
+    assert "__local int t[1024] __attribute__((aligned(16)));" in text
+    assert "((__local const int4*)t)[fcl_mul(lid, 4) >> 2]" in text and "((__local int4*)t)[fcl_mul(lid, 4) >> 2] = " in text
+    b = np.zeros(64, dtype=np.int32)
+    KernelRun(out.kernels[0], 1, 64, 32, {"b": b}, {"n": 64, "a": 0}, {"t": 1024}).run()
+    assert np.array_equal(b, 16 * np.arange(64) + 6)
+    for plain in (body(4, range(3)), body(8, range(4))):
+        out = vectorize(skew_local_memory(plan_of(plain, [tile])))
+        assert out.kernels[0].locals_[0].layout == "skew32" and "VLoad" not in kinds(out)
 
 
 

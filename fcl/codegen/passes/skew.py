@@ -10,7 +10,10 @@ these) by a non-constant or by an even constant: the strides that put several
 lanes of a warp on one bank (32 on one for a multiple of 32, 8 for the
 per-work-item runs of 8 in the prelude's reduce and scan, 2 for a tree step
 reading a[2i] and a[2i+1]).  Contiguous trees (`sumGrid`) keep the plain layout and do not
-pay for the skew.  Buffers a `while` ping-pongs between (pointer variables
+pay for the skew, and so do accesses at a lane stride of exactly 4 that come as whole aligned
+runs a[4q] .. a[4q + 3] in one straight-line block (`quad_accesses`): the `vectorize` pass
+makes each run one 16-byte access, and a warp's 16-byte accesses at consecutive places are
+conflict-free (matmulF's reads of its tile of b, 4 columns a work-item).  Buffers a `while` ping-pongs between (pointer variables
 and their swaps) get one decision together, applied through the pointers too,
 so the layout is invisible to the program.  Runs after `map_hw`.
 """
@@ -27,7 +30,7 @@ LANE_VARYING = frozenset({"lid", "lane", "global_id"})
 
 
 def skew_local_memory(kp: P.Plan) -> P.Plan:
-    return replace_kernels(kp, _skew_kernel)
+    return replace_kernels(kp, lambda k: _skew_kernel(kp, k))
 
 
 def _big_enough(b: K.Buffer) -> bool:
@@ -105,6 +108,12 @@ class _Lanes:
             return x.name in LANE_VARYING
         if isinstance(x, K.Var) and x.name in self.lets:
             return self.unit(self.lets[x.name], depth + 1)
+        if isinstance(x, K.Bin) and isinstance(x.b, K.Const) and x.b.value > 0 and (
+                x.op == K.Op.BAND and x.b.value & (x.b.value + 1) == 0 or
+                K.GENERAL_OP.get(x.op, x.op) == K.Op.MOD and x.b.value & (x.b.value - 1) == 0):
+            # lane & 31, lid % 8: runs of consecutive values across a warp, each run from a
+            # multiple of a power of two (the lanes of one place read it at once)
+            return self.unit(x.a, depth + 1)
         loop = self.loops.get(x.name) if isinstance(x, K.Var) else None
         return (loop is not None and isinstance(loop.step, K.Const) and loop.step.value % BANKS == 0
                 and self.unit(loop.start, depth + 1))
@@ -116,17 +125,35 @@ def _classes(k: K.Kernel) -> dict[str, str]:
     return {name: classes.find(name) for name in classes.parent}
 
 
-def _skew_kernel(k: K.Kernel) -> K.Kernel:
+def quad_accesses(kp: P.Plan, k: K.Kernel, varying: set, lanes: _Lanes) -> set[int]:
+    """The ids of the loads and stores of k's local buffers that the `vectorize` pass can make
+    16-byte accesses at a lane stride of 4 (consecutive work-items, consecutive vectors): whole
+    aligned runs of 4 consecutive elements in one straight-line block whose index is 4 times a
+    value of lane stride 1 (`_Lanes.unit`) plus values the same across a warp."""
+    from fcl.codegen.passes.vectorize import quad_runs      # (vectorize imports nothing from here)
+    out: set[int] = set()
+    for facts, nodes in quad_runs(kp, k):
+        terms, _ = facts.linear(nodes[0].index)
+        moving = [(t, c) for t, c in terms.items() if _varies(t, varying)]
+        if len(moving) == 1 and moving[0][1] == 4 and lanes.unit(moving[0][0]):
+            out.update(id(n) for n in nodes)
+    return out
+
+
+def _skew_kernel(kp: P.Plan, k: K.Kernel) -> K.Kernel:
     cls = _classes(k)
     varying = lane_varying_names(k.body)
     lanes = _Lanes(k, varying)
+    quads = quad_accesses(kp, k, varying, lanes)
     strided = set()
     for s in K.walk_stmts(k.body):
-        if isinstance(s, (K.Store, K.Atomic)) and s.buf in cls and lane_strided(s.index, varying, lanes):
+        if isinstance(s, (K.Store, K.Atomic)) and s.buf in cls and id(s) not in quads \
+                and lane_strided(s.index, varying, lanes):
             strided.add(cls[s.buf])
         for e in K.stmt_exprs(s):
             for n in K.walk_expr(e):
-                if isinstance(n, K.Load) and n.buf in cls and lane_strided(n.index, varying, lanes):
+                if isinstance(n, K.Load) and n.buf in cls and id(n) not in quads \
+                        and lane_strided(n.index, varying, lanes):
                     strided.add(cls[n.buf])
     small = {cls[b.name] for b in k.locals_ if not _big_enough(b)}
     chosen = strided - small

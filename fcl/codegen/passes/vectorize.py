@@ -1,4 +1,4 @@
-"""The `vectorize` pass: contiguous accesses to global int/float buffers as int4/float4 loads and stores.
+"""The `vectorize` pass: contiguous accesses to int/float buffers as int4/float4 loads and stores.
 
 Two rewrites, both only where they are provably exact:
 
@@ -45,9 +45,20 @@ int4*)a)[q]`: one 128-bit access on NVIDIA (vload4 needs only element
 alignment, and then the compiler rarely proves more).  The vector index q
 is b / 4 taken apart symbolically where the arithmetic provably does not
 wrap (`mul_nw`, `add_nw`...), else `b >> 2`.  Runs last (after `nowrap`),
-so the loops it makes are already in their final form.  Not here: local or
-private memory, doubles and bools, runs mixing checked and unchecked loads,
-strided or reversed runs, loops other than the grid-stride one.
+so the loops it makes are already in their final form.
+
+Local memory: the grouping (not the strip-mining) also takes local buffers
+of a constant size stored plainly (not skewed; the `skew` pass leaves
+alone the accesses this pass will group at a lane stride of 4, which are
+conflict-free as vectors: `quad_runs`), declared 16-byte aligned by the
+renderer where they have vector accesses: matmulF's work-item reads 4
+consecutive elements of a row of its tile of a, and 4 consecutive columns
+of its tile of b, as one float4 each (a quarter of the load instructions
+in its inner loop).  A barrier cuts a run of loads of a local buffer the
+kernel writes.  Not here: private memory, local buffers of run-time size,
+doubles and bools (but a grid-level interleave's tags, which `lower.claims`
+reads and clears as uchar4 itself), runs mixing checked and unchecked
+loads, strided or reversed runs, loops other than the grid-stride one.
 """
 from __future__ import annotations
 
@@ -79,16 +90,20 @@ def _kernel(plan: P.Plan, k: K.Kernel, globals_: dict) -> K.Kernel:
 
 
 class VectorFacts(KernelFacts):
-    """KernelFacts, and what vectorising asks of them: which buffers are global with 4-byte
-    elements, and the residues of indexes mod WIDTH (the vector width)."""
+    """KernelFacts, and what vectorising asks of them: which buffers are global or local
+    with 4-byte elements, and the residues of indexes mod WIDTH (the vector width)."""
 
     def __init__(self, plan: P.Plan, k: K.Kernel, globals_: dict):
         super().__init__(k)
         self.plan = plan
         self.globals = globals_
+        # local buffers of a size known here, stored plainly (a skewed buffer's index is a
+        # `skew` call, which no linear form sees through; a per-warp copy's offset is part of
+        # its index): the renderer declares those with vector accesses 16-byte aligned
+        self.locals = {b.name: b for b in k.locals_ if isinstance(b.size, K.Const) and not b.layout}
 
     def vectorisable(self, buf: str, ty: str) -> bool:
-        b = self.globals.get(buf)
+        b = self.globals.get(buf) or self.locals.get(buf)
         return b is not None and b.ty == ty and ty in ELEMENTS
 
     # ------------------------------------------------------------ congruences
@@ -421,6 +436,31 @@ class _Grouper:
             or K.contains_barrier((s,))
 
 
-PASS = Pass("vectorize", "int4/float4 loads and stores of global buffers: grid-stride loops of independent "
-                         "elements in runs of 4 a work-item (then the last n % 4), and 4 unchecked accesses "
-                         "a[4k] .. a[4k + 3] in straight-line code", vectorize)
+def quad_runs(plan: P.Plan, k: K.Kernel):
+    """(facts, accesses) for each whole aligned run of WIDTH loads, or of WIDTH stores, of one
+    of k's plainly stored local buffers in one straight-line block, the runs `_Grouper` makes
+    vector accesses of (the `skew` pass asks, before the passes between it and this one)."""
+    facts = VectorFacts(plan, k, {})
+    grouper = _Grouper(facts)
+
+    def blocks(stmts):
+        yield stmts
+        for s in stmts:
+            for body in K.stmt_children(s):
+                yield from blocks(body)
+    for block in blocks(k.body):
+        loads = [(pos, ld.buf, ld.index, ld) for pos, s in enumerate(block)
+                 if isinstance(s, (K.Let, K.DeclVar, K.Assign, K.Store))
+                 for e in K.stmt_exprs(s) for ld in _unconditional_loads(e)
+                 if ld.buf in facts.locals and facts.vectorisable(ld.buf, ld.ty) and facts.pure(ld.index)]
+        stores = [(pos, s.buf, s.index, s) for pos, s in enumerate(block)
+                  if isinstance(s, K.Store) and s.buf in facts.locals and facts.vectorisable(s.buf, s.value.ty)
+                  and facts.pure(s.index)]
+        for occ in (loads, stores):
+            for _, elements in grouper.runs(occ):
+                yield facts, [payload for element in elements for _, _, payload in element]
+
+
+PASS = Pass("vectorize", "int4/float4 loads and stores: grid-stride loops of independent elements of global "
+                         "buffers in runs of 4 a work-item (then the last n % 4), and 4 unchecked accesses "
+                         "a[4k] .. a[4k + 3] of a global or constant-sized local buffer in straight-line code", vectorize)
