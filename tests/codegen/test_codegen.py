@@ -505,8 +505,9 @@ def test_block_level_result_runs_in_one_work_group():
 
 def declaration_comment(source: str, name: str):
     """The comment on the line that declares buffer `name` (a kernel parameter,
-    a static `__local` array or a private array), or None."""
-    m = re.search(rf"\b{re.escape(name)}(\[[^\]]*\])?;?\s*/\*(?P<c>.*?)\*/", source)
+    a static `__local` array, perhaps 16-byte aligned, or a private array), or None."""
+    m = re.search(rf"\b{re.escape(name)}(\[[^\]]*\])?( __attribute__\(\(aligned\(\d+\)\)\))?;?\s*/\*(?P<c>.*?)\*/",
+                  source)
     return m.group("c") if m else None
 
 
