@@ -130,15 +130,15 @@ def test_evaluator_matches_expected(c):
 
 # tests/runtime/test_oclgrind.py compiles every test block of the files it runs (its RUNS) and compares
 # it with the evaluator (and looks for races): where Oclgrind is present, the default device
-# leaves those files' #BlockSize 64 cases to it (CI's 15 minutes).
-OCLGRIND_AT_64 = {str(path) for path, bs in OCLGRIND_RUNS if bs == 64} if oclgrind_available() else set()
+# leaves those files' cases at the block sizes Oclgrind runs them at to it (CI's 15 minutes).
+OCLGRIND_AT = {(str(path), bs) for path, bs in OCLGRIND_RUNS} if oclgrind_available() else set()
 
 
 def _device_params():
     out = []
     for c in CASES:
         path, case, bs = c
-        if bs == 64 and path in OCLGRIND_AT_64:
+        if (path, bs) in OCLGRIND_AT:
             continue
         reason = CODEGEN_BUGS.get((Path(path).name, case.entry))
         marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
