@@ -158,7 +158,7 @@ class _Kernel:
         self.access(s.buf, ty, scope)
         b = self.buffers[s.buf]
         if not (b.space == "global" and ty in ("int", "float", "bool")
-                or b.space == "local" and ty in ("int", "float") and isinstance(b.size, K.Const) and not b.layout):
+                or K.plain_local(b) and ty in ("int", "float")):
             raise _Invalid(f"a vector access to `{s.buf}`, not a global buffer of ints, floats or bools "
                            "nor a plainly stored local buffer of ints or floats of a constant size")
         self.want(s.index, "int", "a vector index")

@@ -28,10 +28,10 @@ from fcl.codegen.kir.build import (COMPARISONS, add, binop, call, checked, check
                                    is_const, lt, mul, plain_divisor, select, sub, unop)
 from fcl.codegen.kir.walk import (Names, binds, defined_in, defines, map_expr, map_own_exprs, map_stmts,
                                   names_read, rebuilt, refold, rename, straight_copies, strict_children, walk_expr, walk_scoped,
-                                  walk_stmts, with_operands)
+                                  walk_blocks, walk_stmts, with_operands)
 from fcl.codegen.kir.facts import (BOUNDS_BIT_CAP, BOUNDS_WORDS, CHECK_VALUES, CheckFailed, PointerClasses,
                                    accesses, all_accesses, buffers_used, contains_barrier, copies, footprint,
-                                   hoist_checks, record_failure, without_unused_locals)
+                                   hoist_checks, plain_local, record_failure, without_unused_locals)
 from fcl.codegen.kir.host import eval_host
 from fcl.codegen.kir.simplify import simplify_kernel
 from fcl.codegen.kir.printer import format_expr, format_program, format_stmts
@@ -44,8 +44,8 @@ __all__ = [
     "expr_children", "Fail", "footprint", "For", "format_expr", "format_program", "format_stmts", "GENERAL_OP",
     "hoist_checks", "Hw", "HwId", "If", "is_const", "Kernel", "kind_bits", "Let", "Level", "Load",
     "Loop", "lt", "map_expr", "map_own_exprs", "map_stmts", "mul", "Names", "names_read", "node_property",
-    "Op", "Param", "ParFor", "PartFor", "plain_divisor", "PointerClasses", "rebuilt", "record_failure",
+    "Op", "Param", "ParFor", "PartFor", "plain_divisor", "plain_local", "PointerClasses", "rebuilt", "record_failure",
     "refold", "rename", "select", "Select", "SeqFor", "simplify_kernel", "Stmt", "stmt_children", "stmt_exprs", "Store",
     "straight_copies", "strict_children", "sub", "SwapPtr", "Un", "unop", "Var", "VECTOR_WIDTHS", "VLoad", "VStore", "walk_expr",
-    "walk_scoped", "walk_stmts", "with_operands", "without_unused_locals", "_child_fields",
+    "walk_blocks", "walk_scoped", "walk_stmts", "with_operands", "without_unused_locals", "_child_fields",
 ]

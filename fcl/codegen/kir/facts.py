@@ -138,6 +138,13 @@ def copies(b: Buffer, block_size: int, warp_size: int) -> int:
     return {"": 1, "warp": max(1, block_size // warp_size), "thread": block_size}[b.per]
 
 
+def plain_local(b: Buffer) -> bool:
+    """A local buffer of a size known at compile time whose element i is stored at i (not
+    skewed): vector accesses may reach it (`passes.vectorize`; the renderer declares it 16-byte
+    aligned where they do)."""
+    return b.space == "local" and isinstance(b.size, Const) and not b.layout
+
+
 def footprint(b: Buffer, elems: int) -> int:
     """Elements of storage a buffer of `elems` logical elements (all copies) takes."""
     return skewed_elements(elems) if b.layout == "skew32" else elems

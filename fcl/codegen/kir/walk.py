@@ -153,6 +153,15 @@ def walk_stmts(stmts) -> list:
     return out
 
 
+def walk_blocks(stmts) -> list:
+    """The statement sequences in pre-order: `stmts` itself first, then every body nested in it."""
+    out = [stmts]
+    for s in stmts:
+        for body in _block_getter(type(s))(s):
+            out.extend(walk_blocks(body))
+    return out
+
+
 def _collect_stmts(stmts, out: list):
     for s in stmts:
         out.append(s)

@@ -72,7 +72,8 @@ class _Sharing:
         for s in K.walk_stmts(k.body):
             reads, writes = K.accesses(s)
             self.names[id(s)] = frozenset(reads | writes)
-        self.blocks = list(_blocks(k.body))
+        # (statement sequence, repeats): every body but the kernel's own may run again
+        self.blocks = [(seq, i > 0) for i, seq in enumerate(K.walk_blocks(k.body))]
         self._facts = None
 
     def resolve(self, name: str) -> str:
@@ -209,14 +210,6 @@ def _place(facts: KernelFacts, index: K.Expr):
     """The place an index of a local buffer names (KernelFacts.place), hashable: (terms, constant)."""
     _, terms, c = facts.place(index)
     return frozenset(terms.items()), c
-
-
-def _blocks(stmts, top: bool = True):
-    """(statement sequence, repeats) for the kernel body and every body nested in it."""
-    yield stmts, not top
-    for s in stmts:
-        for body in K.stmt_children(s):
-            yield from _blocks(body, top=False)
 
 
 class _Uses:

@@ -24,6 +24,7 @@ import dataclasses
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 from fcl.codegen.passes.base import Pass, replace_kernels
+from fcl.codegen.passes.vectorize import quad_runs
 
 BANKS = 32
 LANE_VARYING = frozenset({"lid", "lane", "global_id"})
@@ -130,7 +131,6 @@ def quad_accesses(kp: P.Plan, k: K.Kernel, varying: set, lanes: _Lanes) -> set[i
     16-byte accesses at a lane stride of 4 (consecutive work-items, consecutive vectors): whole
     aligned runs of 4 consecutive elements in one straight-line block whose index is 4 times a
     value of lane stride 1 (`_Lanes.unit`) plus values the same across a warp."""
-    from fcl.codegen.passes.vectorize import quad_runs      # (vectorize imports nothing from here)
     out: set[int] = set()
     for facts, nodes in quad_runs(kp, k):
         terms, _ = facts.linear(nodes[0].index)

@@ -97,10 +97,9 @@ class VectorFacts(KernelFacts):
         super().__init__(k)
         self.plan = plan
         self.globals = globals_
-        # local buffers of a size known here, stored plainly (a skewed buffer's index is a
-        # `skew` call, which no linear form sees through; a per-warp copy's offset is part of
-        # its index): the renderer declares those with vector accesses 16-byte aligned
-        self.locals = {b.name: b for b in k.locals_ if isinstance(b.size, K.Const) and not b.layout}
+        # (a skewed buffer's index is a `skew` call, which no linear form sees through; a
+        # per-warp copy's offset is part of its index)
+        self.locals = {b.name: b for b in k.locals_ if K.plain_local(b)}
 
     def vectorisable(self, buf: str, ty: str) -> bool:
         b = self.globals.get(buf) or self.locals.get(buf)
@@ -321,7 +320,9 @@ class _Grouper:
                 if (r + c) % WIDTH == 0 and all(c + d in consts for d in range(WIDTH)):
                     yield key[0], [consts[c + d] for d in range(WIDTH)]
 
-    def loads(self, stmts: list) -> list:
+    def load_occurrences(self, stmts) -> list:
+        """[(position, buffer, index, load)]: the loads of `stmts` (a straight-line block) that
+        a vector load may take, every one evaluated (a checked one by its unchecked index)."""
         occ = []
         for pos, s in enumerate(stmts):
             if isinstance(s, (K.Let, K.DeclVar, K.Assign, K.Store)):
@@ -331,6 +332,15 @@ class _Grouper:
                         if self.facts.vectorisable(ld.buf, ld.ty) and self.candidate(index) and \
                                 (not isinstance(ld.index, K.Checked) or self.candidate(ld.index.length)):
                             occ.append((pos, ld.buf, index, ld))
+        return occ
+
+    def store_occurrences(self, stmts) -> list:
+        """[(position, buffer, index, store)]: the stores of `stmts` a vector store may take."""
+        return [(pos, s.buf, s.index, s) for pos, s in enumerate(stmts)
+                if isinstance(s, K.Store) and self.facts.vectorisable(s.buf, s.value.ty) and self.candidate(s.index)]
+
+    def loads(self, stmts: list) -> list:
+        occ = self.load_occurrences(stmts)
         inserts: dict[int, list] = {}
         replace: dict[int, dict] = {}
         for buf, elements in self.runs(occ):
@@ -394,8 +404,7 @@ class _Grouper:
                                        (_writes_global(s, self.facts) or K.contains_barrier((s,))))
 
     def stores(self, stmts: list) -> list:
-        occ = [(pos, s.buf, s.index, s) for pos, s in enumerate(stmts)
-               if isinstance(s, K.Store) and self.facts.vectorisable(s.buf, s.value.ty) and self.candidate(s.index)]
+        occ = self.store_occurrences(stmts)
         edits: dict[int, tuple] = {}
         for buf, elements in self.runs(occ):
             if any(len(element) != 1 for element in elements):
@@ -440,23 +449,10 @@ def quad_runs(plan: P.Plan, k: K.Kernel):
     """(facts, accesses) for each whole aligned run of WIDTH loads, or of WIDTH stores, of one
     of k's plainly stored local buffers in one straight-line block, the runs `_Grouper` makes
     vector accesses of (the `skew` pass asks, before the passes between it and this one)."""
-    facts = VectorFacts(plan, k, {})
+    facts = VectorFacts(plan, k, {})        # no global buffers: local ones only
     grouper = _Grouper(facts)
-
-    def blocks(stmts):
-        yield stmts
-        for s in stmts:
-            for body in K.stmt_children(s):
-                yield from blocks(body)
-    for block in blocks(k.body):
-        loads = [(pos, ld.buf, ld.index, ld) for pos, s in enumerate(block)
-                 if isinstance(s, (K.Let, K.DeclVar, K.Assign, K.Store))
-                 for e in K.stmt_exprs(s) for ld in _unconditional_loads(e)
-                 if ld.buf in facts.locals and facts.vectorisable(ld.buf, ld.ty) and facts.pure(ld.index)]
-        stores = [(pos, s.buf, s.index, s) for pos, s in enumerate(block)
-                  if isinstance(s, K.Store) and s.buf in facts.locals and facts.vectorisable(s.buf, s.value.ty)
-                  and facts.pure(s.index)]
-        for occ in (loads, stores):
+    for block in K.walk_blocks(k.body):
+        for occ in (grouper.load_occurrences(block), grouper.store_occurrences(block)):
             for _, elements in grouper.runs(occ):
                 yield facts, [payload for element in elements for _, _, payload in element]
 
