@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from fcl.types import format_scheme
-from fcl.types.builtins import PRIMITIVES
+from fcl.types.builtins import HARDWARE_PARAMETERS, PRIMITIVES
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGUAGE = ROOT / "docs" / "language.md"
@@ -55,12 +55,12 @@ def test_every_prelude_function_is_documented_with_its_type():
 
 
 def test_no_documented_function_is_unknown():
-    known = set(PRIMITIVES) | set(prelude_schemes()) | {"#BlockSize", "#WarpSize", "#NumGroups"}
+    known = set(PRIMITIVES) | set(prelude_schemes()) | set(HARDWARE_PARAMETERS)
     extra = [n for n, ty in documented().items() if "->" in ty and n not in known]
     assert not extra, f"docs/language.md documents functions that do not exist: {extra}"
 
 
-@pytest.mark.parametrize("name", ["#BlockSize", "#WarpSize", "#NumGroups"])
+@pytest.mark.parametrize("name", HARDWARE_PARAMETERS)
 def test_hardware_parameters_are_documented(name):
     assert f"| `{name}` | `int` |" in LANGUAGE.read_text()
 

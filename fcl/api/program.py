@@ -15,8 +15,8 @@ import difflib
 
 from fcl.api.kernel import LAUNCH_GROUPS, Kernel
 from fcl.api.kernel_cache import decls_digest
-from fcl.base.errors import ArgumentError, NO_SPAN
-from fcl.base.hw import DEFAULT_HW
+from fcl.base.errors import NO_SPAN, ArgumentError, EnvironmentProblem
+from fcl.base.hw import DEFAULT_HW, LOCAL_MEMORY
 from fcl.codegen.passes import PassOptions
 from fcl.runtime import tuned as tuned_records
 from fcl.syntax import ast as A
@@ -27,10 +27,11 @@ from fcl.types import terms as T
 from fcl.types.infer import prelude_core
 
 
-def hardware(block_size=None, warp_size=None, num_groups=None) -> dict[str, int]:
+def hardware(block_size=None, warp_size=None, num_groups=None, local_memory=None) -> dict[str, int]:
     """The hardware parameters, checked: positive, block a multiple of the warp."""
     hw = dict(DEFAULT_HW)
-    for key, value in (("#BlockSize", block_size), ("#WarpSize", warp_size), ("#NumGroups", num_groups)):
+    for key, value in (("#BlockSize", block_size), ("#WarpSize", warp_size), ("#NumGroups", num_groups),
+                       ("#LocalMemory", local_memory)):
         if value is not None:
             if int(value) <= 0:
                 raise ArgumentError(f"{key} must be positive, not {value}")
@@ -38,6 +39,17 @@ def hardware(block_size=None, warp_size=None, num_groups=None) -> dict[str, int]
     if hw["#BlockSize"] % hw["#WarpSize"]:
         raise ArgumentError(f"#BlockSize ({hw['#BlockSize']}) must be a multiple of #WarpSize ({hw['#WarpSize']})")
     return hw
+
+
+def device_local_memory(device=None) -> int:
+    """#LocalMemory on `device` (a --device substring; the default device without it): its
+    local memory per work-group, at most LOCAL_MEMORY (49152); LOCAL_MEMORY where no device
+    is usable (`fclc compile` on a machine without OpenCL)."""
+    try:
+        from fcl.runtime.device import choose_device    # lazy: imports pyopencl
+        return min(LOCAL_MEMORY, int(choose_device(device, notes=False).local_mem_size))
+    except (EnvironmentProblem, ImportError):
+        return LOCAL_MEMORY
 
 
 class Program:
@@ -196,17 +208,18 @@ class Program:
             self._evaluators[key] = Evaluator(list(self.decls), hw)
         return self._evaluators[key]
 
-    def evaluate(self, name: str, *args, block_size=None, warp_size=None, num_groups=None):
+    def evaluate(self, name: str, *args, block_size=None, warp_size=None, num_groups=None, local_memory=None):
         """Run `name` on `args` with the reference evaluator."""
         return self.evaluate_with_cost(name, *args, block_size=block_size, warp_size=warp_size,
-                                       num_groups=num_groups, cost=False)[0]
+                                       num_groups=num_groups, local_memory=local_memory, cost=False)[0]
 
     def evaluate_with_cost(self, name: str, *args, block_size=None, warp_size=None, num_groups=None,
-                           cost: bool = True):
-        """(result, CostReport) of `name` on `args` under the reference evaluator."""
+                           local_memory=None, cost: bool = True):
+        """(result, CostReport) of `name` on `args` under the reference evaluator (#LocalMemory
+        49152 unless `local_memory` says otherwise)."""
         self.scheme(name)
         values = self.coerce(name, list(args))
-        ev = self.evaluator(hardware(block_size, warp_size, num_groups))
+        ev = self.evaluator(hardware(block_size, warp_size, num_groups, local_memory))
         return ev.run(name, values, cost=cost)
 
     # ------------------------------------------------------------ tuned settings
@@ -233,7 +246,7 @@ class Program:
 
     def compile(self, name: str, block_size=None, warp_size=None, num_groups=None, device=None,
                 opt_level=None, no_pass=(), dump_after=(), static=None, dynamic=None,
-                result: str = "host", bounds_checks=True, types=None) -> "Kernel":
+                result: str = "host", bounds_checks=True, types=None, local_memory=None) -> "Kernel":
         """A callable kernel for entry `name` (OpenCL, built on first use per argument types and
         static values).  `device`: a substring of a device, platform or vendor name (as
         `fclc --device`; default: PYOPENCL_CTX, else fclc's default device).  `result="device"`
@@ -247,12 +260,17 @@ class Program:
         checks of `index` (docs/language.md, "Bounds checks").  `types`: {type variable of
         the entry's type (`"a"` for `'a`): "int", "float", "double" or "bool"}, the element
         types of the build `opencl_source`, `plan` and `fclc compile` show (each call still
-        builds for the types of its arguments); the others are int (`Kernel.fixed_types`)."""
+        builds for the types of its arguments); the others are int (`Kernel.fixed_types`).
+        `local_memory`: #LocalMemory, by default the device's local memory a work-group may
+        take, at most 49152 (`device_local_memory`)."""
         self.check_fixed_level(name)
         options = PassOptions.make(opt_level, no_pass, dump_after, bounds_checks=bounds_checks)
         if result not in ("host", "device"):
             raise ArgumentError(f"result must be \"host\" or \"device\", not {result!r}")
-        kernel = Kernel(self, name, hardware(block_size, warp_size, num_groups), device, options, static, dynamic,
+        if local_memory is None:
+            local_memory = device_local_memory(device)
+        kernel = Kernel(self, name, hardware(block_size, warp_size, num_groups, local_memory), device, options,
+                        static, dynamic,
                         launch_groups=LAUNCH_GROUPS if num_groups is None else None, types=types)
         kernel.result = result
         return kernel

@@ -83,4 +83,8 @@ def skewed_elements(n: int) -> int:
     """The elements of storage a skewed buffer of `n` elements takes (one to spare)."""
     return skewed_index(n) + 1
 
-DEFAULT_HW = {"#BlockSize": 256, "#WarpSize": 32, "#NumGroups": 4096}
+# #LocalMemory: bytes of local memory a work-group may take.  Compiled for a device, the device's
+# (CL_DEVICE_LOCAL_MEM_SIZE), at most this default: NVIDIA's GPUs allow 48 KB, Oclgrind and
+# Intel's CPU runtime 32 KB, PoCL megabytes (so CPU runs build what the GPU builds).
+LOCAL_MEMORY = 49152
+DEFAULT_HW = {"#BlockSize": 256, "#WarpSize": 32, "#NumGroups": 4096, "#LocalMemory": LOCAL_MEMORY}

@@ -32,7 +32,7 @@ import traceback
 
 from fcl.api.kernel import value_type
 from fcl.api.literals import format_value, parse_arg, values_equal
-from fcl.api.program import load
+from fcl.api.program import device_local_memory, load
 from fcl.base.errors import NO_SOURCE, CompileError, CompilerBug, EvalError, FCLError, ParseError, TypeCheckError
 
 SOURCE_LIMIT = 400_000      # characters of OpenCL; the generator's programs stay far below
@@ -83,7 +83,8 @@ def error_class(message: str) -> str:
 
 
 def run_case(case: dict, device: str | None) -> dict:
-    hw = dict(block_size=case["block_size"], warp_size=case["warp_size"], num_groups=case["num_groups"])
+    hw = dict(block_size=case["block_size"], warp_size=case["warp_size"], num_groups=case["num_groups"],
+              local_memory=device_local_memory(device))     # the evaluator's as the device's
     phase("check")
     try:
         prog = load(case["source"], name=case.get("name", "fuzz.fcl"))

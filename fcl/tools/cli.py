@@ -211,6 +211,9 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--warp-size", type=int, default=None, metavar="N", help="#WarpSize (default 32)")
     common.add_argument("--num-groups", type=int, default=None, metavar="N",
                         help="#NumGroups, the most work-groups launched (default 4096)")
+    common.add_argument("--local-memory", type=int, default=None, metavar="BYTES",
+                        help="#LocalMemory, the local memory a work-group may take (default: the device's, "
+                             "at most 49152; 49152 for the evaluator)")
     common.add_argument("--device", default=None, metavar="SUBSTRING",
                         help="OpenCL device by device, platform or vendor name (default: PYOPENCL_CTX, else the "
                              "first CPU device that builds kernels, PoCL before Intel's runtime; `fclc devices`)")
@@ -350,7 +353,8 @@ def load(args, path=None):
 
 
 def hw_options(args) -> dict:
-    return {"block_size": args.block_size, "warp_size": args.warp_size, "num_groups": args.num_groups}
+    return {"block_size": args.block_size, "warp_size": args.warp_size, "num_groups": args.num_groups,
+            "local_memory": args.local_memory}
 
 
 def compile_options(args, dump_after=()) -> dict:

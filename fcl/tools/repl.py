@@ -64,6 +64,7 @@ class Session:
                  device: str | None = None, seed: int | None = None):
         self.prelude = prelude
         self.hw = dict(hw) if hw else hardware()
+        self.local_memory = None        # #LocalMemory for compiled kernels (None: the device's)
         self.device = device
         self.seed = seed
         self.file = file
@@ -76,8 +77,10 @@ class Session:
     @classmethod
     def from_args(cls, args) -> "Session":
         """The `fclc repl` options (file, --no-prelude, hardware, --device, --seed) -> Session."""
-        hw = hardware(args.block_size, args.warp_size, args.num_groups)
-        return cls(args.file, prelude=not args.no_prelude, hw=hw, device=args.device, seed=args.seed)
+        hw = hardware(args.block_size, args.warp_size, args.num_groups, args.local_memory)
+        session = cls(args.file, prelude=not args.no_prelude, hw=hw, device=args.device, seed=args.seed)
+        session.local_memory = args.local_memory      # None: the device's when compiling
+        return session
 
     # ------------------------------------------------------------ state
 
@@ -117,7 +120,7 @@ class Session:
         if name not in self._kernels:
             self._kernels[name] = self.program().compile(
                 name, block_size=self.hw["#BlockSize"], warp_size=self.hw["#WarpSize"],
-                num_groups=self.hw["#NumGroups"], device=self.device)
+                num_groups=self.hw["#NumGroups"], device=self.device, local_memory=self.local_memory)
         return self._kernels[name]
 
     # ------------------------------------------------------------ input
@@ -247,7 +250,7 @@ class Session:
             if rest in name:
                 scheme = format_scheme(self.env.lookup(name))
                 groups.setdefault(self._origin(name)[0], []).append(f"{name} : {scheme}")
-        if rest in "#BlockSize #WarpSize #NumGroups":
+        if rest in " ".join(HARDWARE_PARAMETERS):
             groups["hardware parameters"] = [f"{h} : int = {self.hw[h]}" for h in HARDWARE_PARAMETERS
                                              if rest in h]
         if not any(groups.values()):

@@ -26,7 +26,7 @@ import threading
 from dataclasses import dataclass
 
 from fcl.api.literals import EmptyArray, format_value, parse_arg, values_equal
-from fcl.api.program import load_file
+from fcl.api.program import device_local_memory, load_file
 from fcl.base.errors import NO_SOURCE, CompilerBug, EnvironmentProblem, FCLError
 from fcl.tools.testblocks import parse_test_blocks
 
@@ -55,7 +55,10 @@ def run_test_files(files, prelude=True, device=None, hw=None, seed=None, out=Non
     tasks = []               # (path, TestCase or BrokenBlock), in file order
     for path in files:
         tasks.extend((path, item) for item in read_tests(path, prelude))
-    settings = (prelude, device, hw or {}, seed, timeout)
+    hw = dict(hw or {})
+    if device is not None and hw.get("local_memory") is None:     # the evaluator's too: the same chunks
+        hw["local_memory"] = device_local_memory(device or None)
+    settings = (prelude, device, hw, seed, timeout)
     passed = failed = 0
     for path, item, (ok, detail) in _results(tasks, settings, jobs):
         where = (f"{path}:{item.line} {item.entry} " if hasattr(item, "entry") else

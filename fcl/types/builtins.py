@@ -117,7 +117,7 @@ _TABLE: list[tuple[str, Type, str]] = [
 
 PRIMITIVES: dict[str, tuple[Scheme, str]] = {name: (close(t), note) for name, t, note in _TABLE}
 
-HARDWARE_PARAMETERS = ("#BlockSize", "#WarpSize", "#NumGroups")
+HARDWARE_PARAMETERS = ("#BlockSize", "#WarpSize", "#NumGroups", "#LocalMemory")
 
 
 def primitive_schemes() -> dict[str, Scheme]:

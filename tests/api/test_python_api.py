@@ -145,3 +145,22 @@ def test_what_the_compiler_cannot_do_yet_is_a_located_limitation(source, what):
         prog.compile("kernel").opencl_source
     assert err.value.what == what and err.value.span is not None
     assert isinstance(err.value, fcl.CompileError)
+
+
+def test_local_memory_is_the_devices_and_sizes_the_scans_chunks():
+    """#LocalMemory: the evaluator's 49152 unless told; a kernel's the device's, at most 49152;
+    `scan` takes chunks of 8192 ints with 48 KB and 4096 with 32 KB, the same sums either way."""
+    device = device_or_skip()
+    prog = fcl.load_file(str(REPO / "examples" / "scan.fcl"))
+    prog_hw = fcl.load("sig lm : int -> int\nfun lm x = #LocalMemory + x")
+    assert prog_hw.evaluate("lm", 0) == 49152 and prog_hw.evaluate("lm", 0, local_memory=32768) == 32768
+    assert prog_hw.compile("lm")(0) == min(49152, device.local_mem_size)
+    assert prog_hw.compile("lm", local_memory=20000)(1) == 20001
+    with pytest.raises(fcl.ArgumentError, match="#LocalMemory must be positive"):
+        prog_hw.evaluate("lm", 0, local_memory=0)
+    a = np.arange(-10000, 10003, dtype=np.int32) * 7
+    for local, words in ((49152, 8449), (32768, 4225)):     # 8192 / 4096 ints, skewed
+        kernel = prog.compile("scanAll", local_memory=local)
+        assert f"[{words}];  /* force at" in kernel.opencl_source
+        assert np.array_equal(kernel(a), np.cumsum(a, dtype=np.int32))
+        assert np.array_equal(prog.evaluate("scanAll", a, local_memory=local), np.cumsum(a, dtype=np.int32))

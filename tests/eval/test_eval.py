@@ -528,9 +528,9 @@ def test_declarations_see_earlier_ones_only():
 
 
 def test_hardware_parameters_are_visible():
-    ev = evaluator_for_source("val hw = (#BlockSize, (#WarpSize, #NumGroups))",
+    ev = evaluator_for_source("val hw = (#BlockSize, (#WarpSize, (#NumGroups, #LocalMemory)))",
                               hw={"#BlockSize": 64, "#NumGroups": 8})
-    assert ev.run("hw", [])[0] == (64, (32, 8))
+    assert ev.run("hw", [])[0] == (64, (32, (8, 49152)))
     with pytest.raises(ArgumentError):
         Evaluator([], {"#BlockSize": 0})
 

@@ -251,7 +251,7 @@ def test_sig_fixes_the_numeric_type():
 
 
 def test_hardware_parameters_are_int():
-    assert type_of_expr("#BlockSize * #WarpSize + #NumGroups") == "int"
+    assert type_of_expr("#BlockSize * #WarpSize + #NumGroups - #LocalMemory") == "int"
 
 
 def test_literals():
