@@ -33,7 +33,10 @@ import hashlib
 import os
 import sys
 
-BUILD_OPTIONS = ("-cl-fp32-correctly-rounded-divide-sqrt",)
+# float division and sqrt correctly rounded (as the evaluator computes them); no warnings: the
+# kernels are generated, and a compiler's warnings (PoCL's "loop not unrolled" where its
+# work-group loops wrap a `#pragma unroll` loop) would only be noise on the user's terminal
+BUILD_OPTIONS = ("-cl-fp32-correctly-rounded-divide-sqrt", "-w")
 PROBE_SOURCE = """
 __kernel void fcl_probe(__global int *out, __local int *tmp, int n) {
     int i = get_local_id(0);

@@ -305,6 +305,35 @@ def test_vectorize_strip_mines_a_grid_stride_copy_and_keeps_the_tail():
         assert vectorize(vplan(body)).kernels[0].body == tuple(body)
 
 
+def test_vectorize_strip_mines_a_block_stride_loop_and_versions_its_guards():
+    """`for (i = lid; i < 512; i += 64)` over chunk group_id of b, guarded by t < n: runs of 4
+    a work-item; one test of the chunk's last element picks a loop of int4 accesses without
+    the guards, else the guarded copies; left alone where an iteration could see another or
+    the work-item."""
+    from fcl.codegen.passes.vectorize import vectorize
+    lid, group = K.HwId("int", "lid"), K.HwId("int", "group_id")
+    t = K.Var("int", "t")
+
+    def loop(body, stop=512):
+        return [K.For("i", lid, K.cint(stop), K.cint(64), (K.Let("t", K.add(K.mul(group, K.cint(512)), i)),) + body)]
+    guarded = (K.If(K.lt(t, n), (K.Store("c", t, K.add(K.select(K.lt(t, n), K.Load("int", "b", t), K.cint(0)),
+                                                         K.cint(1))),)),)
+    out = vectorize(vplan(loop(guarded)))
+    assert kinds(out).count("VLoad") == 1 and kinds(out).count("VStore") == 1
+    (test,) = [s for s in out.kernels[0].body if isinstance(s, K.If)]     # the last run's guard, once
+    assert all(len(b) == 1 and b[0].unroll and b[0].stop == K.cint(128) for b in (test.then, test.else_))
+    assert not any(isinstance(s, K.If) for s in K.walk_stmts(test.then))     # no branch between loads
+    for size in (0, 3, 511, 512, 515, 1000, 1535, 1536, 1600):
+        b, c = run_vplan(out, size)
+        done = min(size, 3 * 512)
+        assert np.array_equal(c[:done], b[:done] + 1) and (c[done:] == -1).all(), size
+    at_lid = (K.Store("c", t, K.add(K.Load("int", "b", t), lid)),)
+    neighbour = (K.Store("c", t, K.Load("int", "c", K.add(t, K.cint(1)))),)
+    barrier = (K.Store("c", t, K.Load("int", "b", t)), K.Barrier())
+    for body, stop in ((at_lid, 512), (neighbour, 512), (barrier, 512), (guarded, 320)):
+        assert vectorize(vplan(loop(body, stop))).kernels[0].body == tuple(loop(body, stop))
+
+
 def test_vectorize_groups_four_aligned_loads_and_stores_in_straight_line_code():
     from fcl.codegen.passes.vectorize import vectorize
     j = K.Var("int", "j")
@@ -380,6 +409,8 @@ VECTORISED = [  # (file, entry, arguments for a size n): kernels the vectorize p
     ("examples/reduce.fcl", "sumStride", lambda n: [np.arange(n, dtype=np.int32) * 5 - 1000]),
     ("bench/programs.fcl", "matvecRows4", lambda n: [n, 3, (np.arange(3 * n) % 7 - 3).astype(np.float32),
                                                      (np.arange(n) % 5).astype(np.float32)]),
+    ("examples/scan.fcl", "scanAll", lambda n: [np.arange(n, dtype=np.int32) * 3 - 500]),     # chunks of 1024
+    ("bench/programs.fcl", "segSums", lambda n: [np.arange(n) % 7 == 0, np.arange(n, dtype=np.int32) - 9]),
 ]
 
 

@@ -109,7 +109,8 @@ FILES, RUNS = OCLGRIND_FILES, OCLGRIND_RUNS          # (tests/conftest.py)
 EXTRA = {
     "reverse.fcl": [("revDistribute", ["7", "iota:100"]), ("revGrid", ["iota:130"])],
     "reduce.fcl": [("sumChunks", ["16", "iota:200"]), ("sumSeqTree", ["4", "64", "iota:300"])],
-    "scan.fcl": [("scanChunks", ["5", "iota:77"]), ("scanWarpChunks", ["8", "iota:160"])],
+    "scan.fcl": [("scanChunks", ["5", "iota:77"]), ("scanWarpChunks", ["8", "iota:160"]),
+                 ("scanAll", ["iota:4103"])],       # chunks of 2048: runs of 4 (int4) and a partial one
     "transpose.fcl": [("transposeTiled", ["4", "12", "8", "iota:96"])],
     "concat_levels.fcl": [("hier", ["3", "9", "45", "iota:100"])],
     "force_levels.fcl": [("forceWarp", ["7", "iota:50"]), ("forceThreadDyn", ["5", "iota:70"])],

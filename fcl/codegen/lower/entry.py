@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from fcl.base.errors import CompileError, CompilerBug, CompilerLimitation
-from fcl.base.hw import Level
+from fcl.base.hw import DEFAULT_HW, Level
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 from fcl.codegen.lower.assemble import assemble
@@ -34,7 +34,9 @@ def lower_entry(decls, name: str, arg_types: list[T.Type], hw: dict[str, int], e
     `launch_groups`: when the program never reads #NumGroups, the most work-groups
     a launch may take (instead of #NumGroups): a part per work-group up to it.
     `core`: the checker's types of `decls` (fcl.types.node_types); by default `decls` are
-    checked for it (the prelude's once per process)."""
+    checked for it (the prelude's once per process).  A hardware parameter `hw` leaves out
+    takes its default (fcl.base.hw.DEFAULT_HW)."""
+    hw = {**DEFAULT_HW, **hw}
     if core is None:
         core = core_of(decls)
     lw = Lowerer(decls, hw, core)

@@ -1,6 +1,6 @@
 """The `vectorize` pass: contiguous accesses to int/float buffers as int4/float4 loads and stores.
 
-Two rewrites, both only where they are provably exact:
+Three rewrites, all only where they are provably exact:
 
 * Grid-stride loops of independent elements are strip-mined.  A loop
   `for (i = global_id; i < n; i += global_size) body` at the top of a kernel
@@ -19,6 +19,26 @@ Two rewrites, both only where they are provably exact:
   arrays to an array at the grid level; afterwards all its accesses at `i`
   are vector accesses (a loop that reads `a[n - 1 - i]` or `a[4i + k]` is left
   to the grouping below).
+* Block-stride loops of independent elements are strip-mined the same way.
+  `for (i = lid; i < C; i += #BlockSize)`, C a constant multiple of 4 *
+  #BlockSize (the loops `unroll` leaves: more than 16 rounds, such as a
+  scan's chunk of 8192 going into local memory and back out), whose body
+  is `Let`s, stores and `if`s, each store at i plus a uniform offset (under
+  a local layout's skew), a buffer it writes read only where the same
+  iteration stores, and every other name uniform over the work-group (an
+  argument, a loop counter or `Let` of uniform values: nothing depends on
+  which work-item runs an element), becomes `for (j = lid; j < C / 4; j +=
+  #BlockSize)` over element 4j + d in copy d, marked for unrolling.  Tests
+  `x < n` of the copies, x the same index d elements on (a chunk's guard
+  `g < n ? a[g] : ne` of its partial last run), are decided once for the
+  whole loop: where the work-group's last run passes (x at the last j plus 3
+  below n, and x at j = 0 below that: no wrap-around), every run does, and
+  the loop takes the copies with the tests true (plain accesses the
+  grouping below makes vector ones, no branch between the loads); else the
+  copies as they were.  The scan's chunks (32 elements a work-item) then
+  load and store as the hand-written single-pass scan does: on an H200,
+  0.170 / 0.619 ms at 2^26 / 2^28 ints against 0.205 / 0.716 with scalar
+  accesses in the loop.
 * Groups of loads (stores) in one straight-line block, `a[b]`, `a[b + 1]`,
   `a[b + 2]`, `a[b + 3]`, all of them executed (no `if` or select between
   them and the block), become one `VLoad` before the first (one `VStore` at
@@ -71,6 +91,7 @@ from fcl.codegen.passes.base import Pass, replace_kernels
 
 Op = K.Op
 COMBINING = frozenset({"add", "min", "max", "and", "or", "xor"})    # atomics whose order does not matter
+WORK_ITEM_IDS = frozenset({K.Hw.LID, K.Hw.WID, K.Hw.LANE, K.Hw.GLOBAL_ID})   # differ between work-items of a group
 WIDTH = 4
 ELEMENTS = ("int", "float")          # 4-byte elements: int4, float4
 
@@ -82,7 +103,8 @@ def vectorize(plan: P.Plan) -> P.Plan:
 
 def _kernel(plan: P.Plan, k: K.Kernel, globals_: dict) -> K.Kernel:
     facts = VectorFacts(plan, k, globals_)
-    body = _top(k.body, facts, K.Names(k))
+    names = K.Names(k)
+    body = _blocks(_top(k.body, facts, names), facts, names)
     facts = VectorFacts(plan, dataclasses.replace(k, body=body), globals_)
     grouped = dataclasses.replace(k, body=_Grouper(facts).block(body))
     # the element indexes that only the vector accesses used are dead now
@@ -100,6 +122,24 @@ class VectorFacts(KernelFacts):
         # (a skewed buffer's index is a `skew` call, which no linear form sees through; a
         # per-warp copy's offset is part of its index)
         self.locals = {b.name: b for b in k.locals_ if K.plain_local(b)}
+        self.arguments = {p.name for p in plan.params}      # host scalars: one value everywhere
+
+    def uniform(self, name: str, depth: int = 0) -> bool:
+        """`name` has one value in every work-item of a work-group: a kernel argument, a `Let`
+        of uniform operands (a load at a uniform index included: every work-item reads it at
+        the same point), or the counter of a loop with uniform bounds."""
+        if depth > MAX_DEPTH or name in self.assigned:
+            return False
+        if name in self.lets:
+            return self.uniform_expr(self.lets[name], depth + 1)
+        loop = self.loops.get(name)
+        if loop is not None:
+            return all(self.uniform_expr(e, depth + 1) for e in (loop.start, loop.stop, loop.step))
+        return name in self.arguments
+
+    def uniform_expr(self, e: K.Expr, depth: int = 0) -> bool:
+        return all(not (isinstance(n, K.HwId) and n.name in WORK_ITEM_IDS)
+                   and not (isinstance(n, K.Var) and not self.uniform(n.name, depth)) for n in K.walk_expr(e))
 
     def vectorisable(self, buf: str, ty: str) -> bool:
         b = self.globals.get(buf) or self.locals.get(buf)
@@ -260,6 +300,134 @@ def _strip_mine(loop: K.For, facts: VectorFacts, names: K.Names) -> tuple:
     last = f"{K.format_expr(loop.stop)} % {WIDTH}"
     return (K.Comment(f"{loop.var}: runs of {WIDTH} elements a work-item, then the last {last}"),
             K.Let(quarter, K.binop(Op.DIV, loop.stop, K.cint(WIDTH))), main, tail)
+
+
+# ---------------------------------------------------------------- strip-mining block-stride loops
+
+def _blocks(stmts, facts: VectorFacts, names: K.Names) -> tuple:
+    """`stmts` with their block-stride loops of independent elements strip-mined, in nested
+    bodies too."""
+    out = []
+    for s in stmts:
+        if isinstance(s, K.For) and _block_independent(s, facts):
+            out.extend(_strip_mine_block(s, facts, names))
+            continue
+        bodies = {name: _blocks(getattr(s, name), facts, names) for name, kind in K._child_fields(type(s))
+                  if kind == "block"}
+        out.append(dataclasses.replace(s, **bodies) if bodies else s)
+    return tuple(out)
+
+
+def _block_independent(loop: K.For, facts: VectorFacts) -> bool:
+    """`for (i = lid; i < C; i += #BlockSize)`, C a multiple of WIDTH * #BlockSize (the loops
+    `unroll` leaves: more than 16 rounds), whose iterations cannot see each other: straight-line
+    `Let`s, stores and `if`s; each store at i plus a uniform offset (under the local layout's
+    skew); a buffer the loop writes read only where the same iteration stores; every other name
+    uniform over the work-group (so no iteration depends on which work-item runs it); and an
+    access at i of a global int/float buffer to gain."""
+    bs = facts.plan.block_size
+    if not (loop.start == K.HwId("int", K.Hw.LID) and loop.step == K.cint(bs) and isinstance(loop.stop, K.Const)
+            and loop.stop.value > 0 and loop.stop.value % (WIDTH * bs) == 0):
+        return False
+    i = K.Var("int", loop.var)
+    own = K.defines(loop.body)
+    stores: dict[str, set] = {}
+    for s in K.walk_stmts(loop.body):
+        if not isinstance(s, (K.Let, K.Store, K.If, K.Comment)):
+            return False
+        if isinstance(s, K.Store):
+            stores.setdefault(s.buf, set()).add(s.index)
+    useful = False
+
+    def at_counter(index: K.Expr) -> bool:
+        _, terms, _ = facts.place(index)
+        return terms.get(i) == 1 and all(not (t.names & own) and t != i for t in terms if t != i)
+    for s in K.walk_stmts(loop.body):
+        if isinstance(s, K.Store):
+            if not at_counter(s.index):
+                return False
+            useful = useful or s.buf in facts.globals and facts.vectorisable(s.buf, s.value.ty)
+        for e in K.stmt_exprs(s):
+            for n in K.walk_expr(e):
+                if isinstance(n, K.Checked) or isinstance(n, K.HwId) and n.name in WORK_ITEM_IDS:
+                    return False
+                if isinstance(n, K.Var) and n != i and n.name not in own and not facts.uniform(n.name):
+                    return False
+                if isinstance(n, K.Load) and n.buf in stores and n.index not in stores[n.buf]:
+                    return False
+                if isinstance(n, K.Load) and n.buf in facts.globals and at_counter(n.index):
+                    useful = useful or facts.vectorisable(n.buf, n.ty)
+    return useful
+
+
+def _strip_mine_block(loop: K.For, facts: VectorFacts, names: K.Names) -> tuple:
+    """The loop over runs of WIDTH elements: `for (j = lid; j < C / WIDTH; j += #BlockSize)`,
+    element WIDTH j + d in copy d of the body.  Where the copies test `x_d < n` for x_d the
+    same index d elements on, increasing with j (the guard of a chunk's last, partial run:
+    `g < n ? a[g] : ne`), and the work-group's last run passes every such test (x_3 < n at
+    the last j, and x_0 at j = 0 below that: no wrap-around between), every run passes:
+    the loop takes copies with the tests true, whose accesses the grouping makes vector
+    ones, and no branch stands between its loads; else the copies as they were."""
+    j = names.fresh(loop.var, "q")
+    jv = K.Var("int", j)
+    last_j = loop.stop.value // WIDTH - 1
+
+    def copies(tag: str, j: str) -> list:
+        jv = K.Var("int", j)
+        out = []
+        for d in range(WIDTH):
+            var = names.fresh(loop.var, f"{tag}{d}")
+            table = {name: names.fresh(name, f"{tag}{d}") for name in sorted(K.defines(loop.body))}
+            table[loop.var] = var
+            at = K.Bin("int", Op.MUL_NW, K.cint(WIDTH), jv)    # WIDTH j + d < C: no wrap-around
+            out.append(K.Let(var, at if d == 0 else K.Bin("int", Op.ADD_NW, at, K.cint(d))))
+            out.extend(K.rename(loop.body, table))
+        return out
+
+    def run(body, j: str) -> K.For:
+        return K.For(j, loop.start, K.cint(last_j + 1), loop.step, tuple(body), True)
+    fast = copies("v", j)
+    local = KernelFacts(dataclasses.replace(facts.k, body=facts.k.body + tuple(fast)))
+    defined = K.defines(fast)
+    lets = {x.var: x.expr for x in fast if isinstance(x, K.Let)}
+
+    def at_j(e: K.Expr, value: int) -> K.Expr:     # the copies' names inlined, j a constant
+        return K.map_expr(lambda x: at_j(lets[x.name], value) if isinstance(x, K.Var) and x.name in lets
+                          else K.cint(value) if x == jv else x, e)
+    guards: dict = {}           # (terms, bound) -> {constant: the test}
+    for x in K.walk_stmts(fast):
+        for e in K.stmt_exprs(x):
+            for n in K.walk_expr(e):
+                if isinstance(n, K.Bin) and n.op == Op.LT and not (n.b.names & defined) and facts.pure(n.b):
+                    terms, c = local.linear(n.a)
+                    if terms.get(jv, 0) > 0 and not any(t.names & defined for t in terms):
+                        guards.setdefault((frozenset(terms.items()), n.b), {})[c] = n
+    tests, dropped = [], set()
+    for by_const in guards.values():
+        c0 = min(by_const)
+        if sorted(by_const) != [c0 + d for d in range(WIDTH)]:
+            continue
+        first, last = by_const[c0], by_const[c0 + WIDTH - 1]
+        lo, hi = at_j(first.a, 0), at_j(last.a, last_j)
+        tests.append(K.binop(Op.AND, K.lt(hi, last.b), K.lt(lo, hi)))
+        dropped |= set(by_const.values())
+    head = K.Comment(f"{loop.var}: runs of {WIDTH} elements a work-item")
+    if not tests:
+        return (head, run(fast, j))
+    true = K.Const("bool", True)
+
+    def fe(e: K.Expr) -> K.Expr:
+        if e in dropped:
+            return true
+        return e.a if isinstance(e, K.Select) and e.cond == true else e
+
+    def fs(x: K.Stmt):
+        return x.then if isinstance(x, K.If) and x.cond == true else x
+    cond = tests[0]
+    for t in tests[1:]:
+        cond = K.binop(Op.AND, cond, t)
+    slow = names.fresh(loop.var, "q")
+    return (head, K.If(cond, (run(K.map_stmts(fs, fe, tuple(fast)), j),), (run(copies("w", slow), slow),)))
 
 
 # ---------------------------------------------------------------- grouping accesses in straight-line code
@@ -458,5 +626,6 @@ def quad_runs(plan: P.Plan, k: K.Kernel):
 
 
 PASS = Pass("vectorize", "int4/float4 loads and stores: grid-stride loops of independent elements of global "
-                         "buffers in runs of 4 a work-item (then the last n % 4), and 4 unchecked accesses "
+                         "buffers in runs of 4 a work-item (then the last n % 4), block-stride loops of more than "
+                         "16 rounds in runs of 4 (a partial last run's guards decided once), and 4 unchecked accesses "
                          "a[4k] .. a[4k + 3] of a global or constant-sized local buffer in straight-line code", vectorize)
