@@ -285,21 +285,26 @@ def _strip_mine(loop: K.For, facts: VectorFacts, names: K.Names) -> tuple:
     quarter = names.fresh(loop.var, "n4")
     stop4 = K.Var("int", quarter)
     j = names.fresh(loop.var, "v")
-    jv = K.Var("int", j)
-    body = []
-    for k in range(WIDTH):
-        var = names.fresh(loop.var, f"v{k}")
-        table = {name: names.fresh(name, f"v{k}") for name in sorted(K.defines(loop.body))}
-        table[loop.var] = var
-        # 4j + k <= 4 (stop / 4 - 1) + 3 < stop: no wrap-around
-        at = K.Bin("int", Op.MUL_NW, K.cint(WIDTH), jv)
-        body.append(K.Let(var, at if k == 0 else K.Bin("int", Op.ADD_NW, at, K.cint(k))))
-        body.extend(K.rename(loop.body, table))
+    body = _run_copies(loop, names, j, "v")     # 4j + k <= 4 (stop / 4 - 1) + 3 < stop
     main = K.For(j, loop.start, stop4, loop.step, tuple(body))
     tail = dataclasses.replace(loop, start=K.add(K.mul(K.cint(WIDTH), stop4), loop.start))
     last = f"{K.format_expr(loop.stop)} % {WIDTH}"
     return (K.Comment(f"{loop.var}: runs of {WIDTH} elements a work-item, then the last {last}"),
             K.Let(quarter, K.binop(Op.DIV, loop.stop, K.cint(WIDTH))), main, tail)
+
+
+def _run_copies(loop: K.For, names: K.Names, j: str, tag: str) -> list:
+    """WIDTH copies of the loop's body, copy d at element WIDTH j + d (`let i_d = 4j + d`),
+    its names renamed; the caller's bounds keep WIDTH j + d from wrapping around."""
+    jv, out = K.Var("int", j), []
+    for d in range(WIDTH):
+        var = names.fresh(loop.var, f"{tag}{d}")
+        table = {name: names.fresh(name, f"{tag}{d}") for name in sorted(K.defines(loop.body))}
+        table[loop.var] = var
+        at = K.Bin("int", Op.MUL_NW, K.cint(WIDTH), jv)
+        out.append(K.Let(var, at if d == 0 else K.Bin("int", Op.ADD_NW, at, K.cint(d))))
+        out.extend(K.rename(loop.body, table))
+    return out
 
 
 # ---------------------------------------------------------------- strip-mining block-stride loops
@@ -372,21 +377,9 @@ def _strip_mine_block(loop: K.For, facts: VectorFacts, names: K.Names) -> tuple:
     jv = K.Var("int", j)
     last_j = loop.stop.value // WIDTH - 1
 
-    def copies(tag: str, j: str) -> list:
-        jv = K.Var("int", j)
-        out = []
-        for d in range(WIDTH):
-            var = names.fresh(loop.var, f"{tag}{d}")
-            table = {name: names.fresh(name, f"{tag}{d}") for name in sorted(K.defines(loop.body))}
-            table[loop.var] = var
-            at = K.Bin("int", Op.MUL_NW, K.cint(WIDTH), jv)    # WIDTH j + d < C: no wrap-around
-            out.append(K.Let(var, at if d == 0 else K.Bin("int", Op.ADD_NW, at, K.cint(d))))
-            out.extend(K.rename(loop.body, table))
-        return out
-
     def run(body, j: str) -> K.For:
         return K.For(j, loop.start, K.cint(last_j + 1), loop.step, tuple(body), True)
-    fast = copies("v", j)
+    fast = _run_copies(loop, names, j, "v")     # WIDTH j + d < C
     local = KernelFacts(dataclasses.replace(facts.k, body=facts.k.body + tuple(fast)))
     defined = K.defines(fast)
     lets = {x.var: x.expr for x in fast if isinstance(x, K.Let)}
@@ -427,7 +420,7 @@ def _strip_mine_block(loop: K.For, facts: VectorFacts, names: K.Names) -> tuple:
     for t in tests[1:]:
         cond = K.binop(Op.AND, cond, t)
     slow = names.fresh(loop.var, "q")
-    return (head, K.If(cond, (run(K.map_stmts(fs, fe, tuple(fast)), j),), (run(copies("w", slow), slow),)))
+    return (head, K.If(cond, (run(K.map_stmts(fs, fe, tuple(fast)), j),), (run(_run_copies(loop, names, slow, "w"), slow),)))
 
 
 # ---------------------------------------------------------------- grouping accesses in straight-line code
