@@ -330,7 +330,8 @@ def test_vectorize_strip_mines_a_block_stride_loop_and_versions_its_guards():
     at_lid = (K.Store("c", t, K.add(K.Load("int", "b", t), lid)),)
     neighbour = (K.Store("c", t, K.Load("int", "c", K.add(t, K.cint(1)))),)
     barrier = (K.Store("c", t, K.Load("int", "b", t)), K.Barrier())
-    for body, stop in ((at_lid, 512), (neighbour, 512), (barrier, 512), (guarded, 320)):
+    folded = (K.Store("c", K.add(t, K.div(i, K.cint(32))), K.Load("int", "b", t)),)     # not at i
+    for body, stop in ((at_lid, 512), (neighbour, 512), (barrier, 512), (folded, 512), (guarded, 320)):
         assert vectorize(vplan(loop(body, stop))).kernels[0].body == tuple(loop(body, stop))
 
 

@@ -327,9 +327,10 @@ def _block_independent(loop: K.For, facts: VectorFacts) -> bool:
     """`for (i = lid; i < C; i += #BlockSize)`, C a multiple of WIDTH * #BlockSize (the loops
     `unroll` leaves: more than 16 rounds), whose iterations cannot see each other: straight-line
     `Let`s, stores and `if`s; each store at i plus a uniform offset (under the local layout's
-    skew); a buffer the loop writes read only where the same iteration stores; every other name
-    uniform over the work-group (so no iteration depends on which work-item runs it); and an
-    access at i of a global int/float buffer to gain."""
+    skew); a buffer the loop writes read only where the same iteration stores, and no buffer
+    with a copy a warp or a work-item; every other name uniform over the work-group (so no
+    iteration depends on which work-item runs it); and an access at i of a global int/float
+    buffer to gain."""
     bs = facts.plan.block_size
     if not (loop.start == K.HwId("int", K.Hw.LID) and loop.step == K.cint(bs) and isinstance(loop.stop, K.Const)
             and loop.stop.value > 0 and loop.stop.value % (WIDTH * bs) == 0):
@@ -346,10 +347,11 @@ def _block_independent(loop: K.For, facts: VectorFacts) -> bool:
 
     def at_counter(index: K.Expr) -> bool:
         _, terms, _ = facts.place(index)
-        return terms.get(i) == 1 and all(not (t.names & own) and t != i for t in terms if t != i)
+        return terms.get(i) == 1 and all(loop.var not in t.names and not (t.names & own) for t in terms if t != i)
+    shared = facts.globals.keys() | {b.name for b in facts.k.locals_ if not b.per}   # one copy a work-group
     for s in K.walk_stmts(loop.body):
         if isinstance(s, K.Store):
-            if not at_counter(s.index):
+            if not at_counter(s.index) or s.buf not in shared:
                 return False
             useful = useful or s.buf in facts.globals and facts.vectorisable(s.buf, s.value.ty)
         for e in K.stmt_exprs(s):
@@ -358,8 +360,8 @@ def _block_independent(loop: K.For, facts: VectorFacts) -> bool:
                     return False
                 if isinstance(n, K.Var) and n != i and n.name not in own and not facts.uniform(n.name):
                     return False
-                if isinstance(n, K.Load) and n.buf in stores and n.index not in stores[n.buf]:
-                    return False
+                if isinstance(n, K.Load) and (n.buf not in shared or n.buf in stores and n.index not in stores[n.buf]):
+                    return False    # a work-item's own copy, or another iteration's element
                 if isinstance(n, K.Load) and n.buf in facts.globals and at_counter(n.index):
                     useful = useful or facts.vectorisable(n.buf, n.ty)
     return useful
@@ -393,7 +395,8 @@ def _strip_mine_block(loop: K.For, facts: VectorFacts, names: K.Names) -> tuple:
             for n in K.walk_expr(e):
                 if isinstance(n, K.Bin) and n.op == Op.LT and not (n.b.names & defined) and facts.pure(n.b):
                     terms, c = local.linear(n.a)
-                    if terms.get(jv, 0) > 0 and not any(t.names & defined for t in terms):
+                    step = terms.get(jv, 0)         # x grows by `step` a run, never past 2^31 in all
+                    if 0 < step and step * last_j + WIDTH < 2 ** 31 and not any(t.names & defined for t in terms):
                         guards.setdefault((frozenset(terms.items()), n.b), {})[c] = n
     tests, dropped = [], set()
     for by_const in guards.values():
