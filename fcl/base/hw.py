@@ -84,7 +84,7 @@ def skewed_elements(n: int) -> int:
     return skewed_index(n) + 1
 
 # #LocalMemory: bytes of local memory a work-group may take.  Compiled for a device, the device's
-# (CL_DEVICE_LOCAL_MEM_SIZE), at most this default: NVIDIA's GPUs allow 48 KB, Oclgrind and
-# Intel's CPU runtime 32 KB, PoCL megabytes (so CPU runs build what the GPU builds).
+# (CL_DEVICE_LOCAL_MEM_SIZE), at most this default: NVIDIA's GPUs allow 48 KB, Oclgrind 32 KB;
+# Intel's CPU runtime (256 KB) and PoCL (megabytes) get 48 KB, so CPU runs build what the GPU builds.
 LOCAL_MEMORY = 49152
 DEFAULT_HW = {"#BlockSize": 256, "#WarpSize": 32, "#NumGroups": 4096, "#LocalMemory": LOCAL_MEMORY}
