@@ -61,10 +61,10 @@ class Session:
     and an evaluator.  `handle(text) -> str` runs one complete input."""
 
     def __init__(self, file: str | None = None, prelude: bool = True, hw: dict | None = None,
-                 device: str | None = None, seed: int | None = None):
+                 device: str | None = None, seed: int | None = None, local_memory: int | None = None):
         self.prelude = prelude
         self.hw = dict(hw) if hw else hardware()
-        self.local_memory = None        # #LocalMemory for compiled kernels (None: the device's)
+        self.local_memory = local_memory        # #LocalMemory for compiled kernels (None: the device's)
         self.device = device
         self.seed = seed
         self.file = file
@@ -78,9 +78,8 @@ class Session:
     def from_args(cls, args) -> "Session":
         """The `fclc repl` options (file, --no-prelude, hardware, --device, --seed) -> Session."""
         hw = hardware(args.block_size, args.warp_size, args.num_groups, args.local_memory)
-        session = cls(args.file, prelude=not args.no_prelude, hw=hw, device=args.device, seed=args.seed)
-        session.local_memory = args.local_memory      # None: the device's when compiling
-        return session
+        return cls(args.file, prelude=not args.no_prelude, hw=hw, device=args.device, seed=args.seed,
+                   local_memory=args.local_memory)
 
     # ------------------------------------------------------------ state
 

@@ -83,6 +83,7 @@ loads, strided or reversed runs, loops other than the grid-stride one.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
@@ -104,7 +105,8 @@ def vectorize(plan: P.Plan) -> P.Plan:
 def _kernel(plan: P.Plan, k: K.Kernel, globals_: dict) -> K.Kernel:
     facts = VectorFacts(plan, k, globals_)
     names = K.Names(k)
-    body = _blocks(_top(k.body, facts, names), facts, names)
+    body = K.map_stmts(lambda s: _strip_mine_block(s, facts, names) if _block_independent(s, facts) else s,
+                       None, _top(k.body, facts, names))
     facts = VectorFacts(plan, dataclasses.replace(k, body=body), globals_)
     grouped = dataclasses.replace(k, body=_Grouper(facts).block(body))
     # the element indexes that only the vector accesses used are dead now
@@ -309,21 +311,7 @@ def _run_copies(loop: K.For, names: K.Names, j: str, tag: str) -> list:
 
 # ---------------------------------------------------------------- strip-mining block-stride loops
 
-def _blocks(stmts, facts: VectorFacts, names: K.Names) -> tuple:
-    """`stmts` with their block-stride loops of independent elements strip-mined, in nested
-    bodies too."""
-    out = []
-    for s in stmts:
-        if isinstance(s, K.For) and _block_independent(s, facts):
-            out.extend(_strip_mine_block(s, facts, names))
-            continue
-        bodies = {name: _blocks(getattr(s, name), facts, names) for name, kind in K._child_fields(type(s))
-                  if kind == "block"}
-        out.append(dataclasses.replace(s, **bodies) if bodies else s)
-    return tuple(out)
-
-
-def _block_independent(loop: K.For, facts: VectorFacts) -> bool:
+def _block_independent(loop: K.Stmt, facts: VectorFacts) -> bool:
     """`for (i = lid; i < C; i += #BlockSize)`, C a multiple of WIDTH * #BlockSize (the loops
     `unroll` leaves: more than 16 rounds), whose iterations cannot see each other: straight-line
     `Let`s, stores and `if`s; each store at i plus a uniform offset (under the local layout's
@@ -332,7 +320,7 @@ def _block_independent(loop: K.For, facts: VectorFacts) -> bool:
     iteration depends on which work-item runs it); and an access at i of a global int/float
     buffer to gain."""
     bs = facts.plan.block_size
-    if not (loop.start == K.HwId("int", K.Hw.LID) and loop.step == K.cint(bs) and isinstance(loop.stop, K.Const)
+    if not (isinstance(loop, K.For) and loop.start == K.HwId("int", K.Hw.LID) and loop.step == K.cint(bs) and isinstance(loop.stop, K.Const)
             and loop.stop.value > 0 and loop.stop.value % (WIDTH * bs) == 0):
         return False
     i = K.Var("int", loop.var)
@@ -412,18 +400,12 @@ def _strip_mine_block(loop: K.For, facts: VectorFacts, names: K.Names) -> tuple:
         return (head, run(fast, j))
     true = K.Const("bool", True)
 
-    def fe(e: K.Expr) -> K.Expr:
-        if e in dropped:
-            return true
-        return e.a if isinstance(e, K.Select) and e.cond == true else e
-
-    def fs(x: K.Stmt):
+    def fs(x: K.Stmt):          # (a select on a test made true folds as it is rebuilt)
         return x.then if isinstance(x, K.If) and x.cond == true else x
-    cond = tests[0]
-    for t in tests[1:]:
-        cond = K.binop(Op.AND, cond, t)
+    taken = K.map_stmts(fs, lambda e: true if e in dropped else e, tuple(fast))
     slow = names.fresh(loop.var, "q")
-    return (head, K.If(cond, (run(K.map_stmts(fs, fe, tuple(fast)), j),), (run(_run_copies(loop, names, slow, "w"), slow),)))
+    cond = functools.reduce(lambda a, b: K.binop(Op.AND, a, b), tests)
+    return (head, K.If(cond, (run(taken, j),), (run(_run_copies(loop, names, slow, "w"), slow),)))
 
 
 # ---------------------------------------------------------------- grouping accesses in straight-line code
