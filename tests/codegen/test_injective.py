@@ -52,6 +52,26 @@ def test_a_split_and_rejoined_index_is_one_to_one():
     assert proven(pos, c(8), c(2048)) == []
 
 
+def test_eight_digits_are_ordered_by_their_coefficients():
+    # matmulF's write-back (tw = 4, wy = 2: tiles of 16 x 32 results, 8 x 8 a work-item): x's
+    # five digits and p's two, rows of across * 32 places; eight coefficients (more than the
+    # permutations tried) in the order of their sizes, and checked by enumeration
+    across, tw, wy = v("across"), 4, 2
+    bm, bn = 8 * wy, 8 * tw
+    t, i, jj = K.div(J, c(64)), K.div(mod(J, c(64)), c(8)), mod(J, c(8))
+    row = K.add(K.add(K.mul(c(4), K.div(t, c(tw))), mod(i, c(4))), K.mul(c(4 * wy), K.div(i, c(4))))
+    col = K.add(K.add(K.mul(c(4), mod(t, c(tw))), mod(jj, c(4))), K.mul(c(4 * tw), K.div(jj, c(4))))
+    pos = K.add(K.add(K.mul(K.add(K.mul(K.div(P, across), c(bm)), row), K.mul(across, c(bn))),
+                      K.mul(mod(P, across), c(bn))), col)
+    conds = proven(pos, K.mul(c(3), across), c(bm * bn))
+    assert conds == ["(across gt 0)"]
+    assert _enumerate(pos, 3 * 2, bm * bn, {"across": 2})
+    twice = K.add(K.add(K.mul(K.add(K.mul(K.div(P, across), c(bm)), row), K.mul(across, c(bn))),
+                        K.mul(mod(P, across), c(bn // 2))), col)          # tiles overlap by half
+    assert not _enumerate(twice, 3 * 2, bm * bn, {"across": 2})
+    assert proven(twice, K.mul(c(3), across), c(bm * bn)) is None
+
+
 def test_places_written_twice_have_no_proof():
     C, N = v("C"), v("N")
     assert proven(P, C, N) is None                                     # j left out

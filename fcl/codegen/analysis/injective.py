@@ -20,7 +20,9 @@ again is a digit further up, where d divides its width.  Then:
   so together they tell v;
 * ordered by their coefficients' sizes |c1| <= |c2| <= ..., each coefficient is at least
   the one before times that digit's width (|c1| >= 1): the highest digit in which two
-  points differ then moves the sum further than all lower digits together can.
+  points differ then moves the sum further than all lower digits together can.  The order
+  tried first is that of the coefficients' values with every atom 2^20 (a matrix's tiles:
+  matmulF's write-back has eight digits); where that fails, every order of up to seven.
 
 The comparisons are proved over the atoms' polynomials, with `d * (x / d) <= x` for an
 atom `x / d` (the tiles of a matrix whose width is not a multiple of the tile width
@@ -98,6 +100,12 @@ def _divide(a: Poly, d: Poly) -> Poly | None:
             return None
         out[rest] = c // kd
     return _poly(out)
+
+
+def _estimate(a: Poly) -> int:
+    """a's value where every atom is 2^20: the order of coefficients tried first (a
+    coefficient of more atoms is taken as the larger; the digits of a matrix's tiles)."""
+    return sum(c * (1 << (20 * len(m))) for m, c in a)
 
 
 class _Prover:
@@ -285,7 +293,9 @@ class _Prover:
             if not all(c > 0 for _, c in mag):
                 raise _NoProof          # a coefficient of unknown sign
             terms.append((mag, widths[(v, s)]))
-        if len(terms) > 7 or terms and not any(self._attempt(order) for order in permutations(terms)):
+        if not terms or self._attempt(sorted(terms, key=lambda t: _estimate(t[0]))):
+            return
+        if len(terms) > 7 or not any(self._attempt(order) for order in permutations(terms)):
             raise _NoProof
 
     def _attempt(self, order) -> bool:
