@@ -523,6 +523,40 @@ def test_vectorize_groups_local_loads_and_skew_leaves_their_buffer_plain():
 
 
 
+def test_barriers_drops_one_between_stretches_that_share_no_buffer():
+    """Two forces in a row (stores to t1, a barrier, stores to t2, a barrier, reads of both):
+    the first barrier goes, alone and at the top of a loop whose body ends in a barrier after
+    one before it, and the results on the interpreter are the same.  It stays where the second
+    stretch reads, or writes, what the first writes; where nothing before the loop orders its
+    first run; and around a `while`'s pointers."""
+    from fcl.codegen.passes.barriers import drop_barriers
+    tiles = [K.Buffer(name, "local", "int", K.cint(64), f"force {name}") for name in ("t1", "t2")]
+    back = K.sub(K.cint(63), lid)
+    forces = [K.Store("t1", lid, lid), K.Barrier(), K.Store("t2", lid, K.mul(lid, K.cint(3))), K.Barrier(),
+              K.Store("b", lid, K.add(K.Load("int", "t1", back), K.Load("int", "t2", back)))]
+
+    def barriers(body):
+        return sum(isinstance(x, K.Barrier) for x in K.walk_stmts(drop_barriers(plan_of(body, tiles)).kernels[0].body))
+
+    def run(body):
+        b = np.zeros(64, dtype=np.int32)
+        KernelRun(plan_of(body, tiles).kernels[0], 1, 64, 32, {"b": b}, {"n": 64, "a": 0}, {"t1": 64, "t2": 64}).run()
+        return b
+    assert barriers(forces) == 1
+    out = drop_barriers(plan_of(forces, tiles)).kernels[0]
+    verify_program(plan_of(out.body, tiles), after="test", mapped=True)
+    assert np.array_equal(run(out.body), run(forces)) and np.array_equal(run(forces), 4 * (63 - np.arange(64)))
+    looped = [K.Barrier(), K.For("q", K.cint(0), K.cint(3), K.cint(1), tuple(forces) + (K.Barrier(),))]
+    assert barriers(looped) == 1 + 2 and barriers(looped[1:]) == 2      # the top of the kernel: ordered
+    assert barriers([K.Store("t2", lid, gid)] + looped[1:]) == 3        # its first run unordered: kept
+    reads = [K.Store("t1", lid, lid), K.Barrier(), K.Store("t2", lid, K.Load("int", "t1", back)), K.Barrier()]
+    writes = [K.Store("t1", lid, lid), K.Barrier(), K.Store("t1", back, lid), K.Barrier()]
+    assert barriers(reads) == 2 and barriers(writes) == 2
+    ping = [K.DeclPtr("cur", "local", "int", "t1"), K.Store("t2", lid, lid), K.Barrier(),
+            K.Store("cur", lid, lid), K.Barrier()]
+    assert barriers(ping) == 2
+
+
 def test_share_local_merges_buffers_a_barrier_apart():
     from fcl.codegen.passes.share_local import share_local_memory
     tiles = [K.Buffer(name, "local", "int", K.cint(size), f"force {name}") for name, size in

@@ -137,8 +137,15 @@ def fail_unless(ctx: Ctx, ok: K.Expr, kind: str, values: tuple, span=None, when:
 def reuse_barrier(body: Ctx, level: int, p: K.Expr, count: K.Expr):
     """A unit that takes another part reuses its local memory: wait for everyone first.
     At grid level the barrier runs only when this work-group has a next part (uniform
-    over the group); at block level the warps' loop is uniform, so it always runs."""
+    over the group); at block level the warps' loop is uniform, so it always runs, but
+    for a constant count of parts no larger than the warps of a group: a warp takes one
+    part at most, and nothing is reused (a block-level `interleave` of a part a warp, as
+    `perThread`'s: matmulF's staging of its tiles of a, a barrier a K-tile fewer)."""
     if level == Level.WARP:
+        return
+    hw = body.b.hw
+    if level == Level.BLOCK and isinstance(count, K.Const) \
+            and count.value <= hw["#BlockSize"] // min(hw["#WarpSize"], hw["#BlockSize"]):
         return
     stmts = body.stmts
     local = any(body.b.bufs.get(n) is not None and body.b.bufs[n].space == "local"

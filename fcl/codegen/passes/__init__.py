@@ -19,15 +19,16 @@ from dataclasses import dataclass
 from fcl.base.errors import ArgumentError
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.codegen.passes import (bounds, licm, map_hw, nowrap, privatise, share_local, simplify, skew, strength,
-                                unroll, unvirtualise, vectorize)
+from fcl.codegen.passes import (barriers, bounds, licm, map_hw, nowrap, privatise, share_local, simplify, skew,
+                                strength, unroll, unvirtualise, vectorize)
 from fcl.codegen.passes.base import Pass, replace_kernels
 from fcl.codegen.passes.bounds import trim_checks
 
 AFTER_LOWERING = "lower"     # --dump kir-after=lower: the IR as the lowering made it
 
 PIPELINE: tuple[Pass, ...] = tuple(m.PASS for m in (
-    map_hw, bounds, unvirtualise, skew, licm, unroll, strength, simplify, privatise, nowrap, vectorize, share_local))
+    map_hw, bounds, unvirtualise, skew, licm, unroll, strength, simplify, privatise, nowrap, vectorize, share_local,
+    barriers))
 
 MAP_HW = map_hw.PASS.name
 

@@ -46,7 +46,7 @@ from fcl.codegen import plan as P
 from fcl.codegen.analysis.linear import KernelFacts
 from fcl.codegen.passes.base import Pass, replace_kernels
 
-MAX_SLOTS = 64         # state elements a work-item keeps in registers
+MAX_SLOTS = 96         # state elements a work-item keeps in registers (matmulPrefetch: 64 results and 20 or 32 loads)
 
 
 def privatise(plan: P.Plan) -> P.Plan:
