@@ -78,9 +78,7 @@ class _Drop:
             last = max((i for i, x in enumerate(s.body) if isinstance(x, K.Barrier)), default=None)
             again = last is not None and self.shared(s.body[last + 1:]) == (set(), set())
             return dataclasses.replace(s, body=self.block(s.body, clear and again))
-        if isinstance(s, K.Loop):       # its head runs before each body: left as it is
-            return s
-        return s
+        return s        # a `while`'s Loop (its head runs before each body) is left as it is
 
     def drop(self, stmts: list, ordered: bool) -> list:
         marks = [i for i, s in enumerate(stmts) if isinstance(s, K.Barrier)]
