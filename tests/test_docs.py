@@ -81,7 +81,7 @@ def pass_table() -> str:
     from fcl.codegen.passes import PIPELINE
     rows = ["| pass | kind | what it does |", "| --- | --- | --- |"]
     for p in PIPELINE:
-        kind = "optimising" if p.optimising else "required"
+        kind = "required" if not p.optimising else "optimising" if p.default else "optional (`--pass`)"
         rows.append(f"| `{p.name}` | {kind} | {p.description.replace('|', chr(92) + '|')} |")
     return "\n".join(rows) + "\n"
 

@@ -71,5 +71,5 @@ def entry(kernel, arg_types: tuple, static: tuple) -> str | None:
     verify = o.verify or os.environ.get("FCL_VERIFY_PASSES") == "1"
     inputs = (kernel.name, tuple(map(repr, arg_types)), static, tuple(kernel.param_names),
               tuple(sorted(kernel.hw.items())), kernel.launch_groups,
-              o.opt_level, tuple(sorted(o.skip)), tuple(o.dump_after), o.bounds_checks, verify)
+              o.opt_level, tuple(sorted(o.skip)), tuple(sorted(o.extra)), tuple(o.dump_after), o.bounds_checks, verify)
     return diskcache.entry_path("kernels", _compiler_digest() + decls + repr(inputs).encode())

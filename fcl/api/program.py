@@ -227,7 +227,8 @@ class Program:
     def tuned(self, name: str, *args, device=None, static=None) -> dict:
         """The hardware settings `fclc tune` found for entry `name` on these arguments' types
         and shapes on `device` (the default device without it), as keyword arguments of
-        `compile` (`block_size`, `num_groups`); {} where it found none:
+        `compile` (`block_size`, `num_groups`, and `with_pass` where an optional pass won); {}
+        where it found none:
         `prog.compile(name, **prog.tuned(name, *args))`.  `static` as for `compile` (pinned
         arguments the call leaves out)."""
         found = tuned_records.kept(self.tuning_key(name, list(args), device, static))
@@ -246,7 +247,8 @@ class Program:
 
     def compile(self, name: str, block_size=None, warp_size=None, num_groups=None, device=None,
                 opt_level=None, no_pass=(), dump_after=(), static=None, dynamic=None,
-                result: str = "host", bounds_checks=True, types=None, local_memory=None) -> "Kernel":
+                result: str = "host", bounds_checks=True, types=None, local_memory=None,
+                with_pass=()) -> "Kernel":
         """A callable kernel for entry `name` (OpenCL, built on first use per argument types and
         static values).  `device`: a substring of a device, platform or vendor name (as
         `fclc --device`; default: PYOPENCL_CTX, else fclc's default device).  `result="device"`
@@ -255,7 +257,7 @@ class Program:
         in as constants.  Every other int or bool argument is static too, specialised on the value
         of each call, unless `dynamic` names it (a list of names or positions, or True for all).
         opt_level 0 runs only the required passes; `no_pass` names optimising passes to
-        skip; `dump_after` names passes whose kernel IR `Kernel.kir(after=NAME)` returns
+        skip; `with_pass` optional passes to run (`double_buffer`); `dump_after` names passes whose kernel IR `Kernel.kir(after=NAME)` returns
         (fcl.codegen.passes.PIPELINE lists them).  `bounds_checks=False` leaves out the device's
         checks of `index` (docs/language.md, "Bounds checks").  `types`: {type variable of
         the entry's type (`"a"` for `'a`): "int", "float", "double" or "bool"}, the element
@@ -264,7 +266,7 @@ class Program:
         `local_memory`: #LocalMemory, by default the device's local memory a work-group may
         take, at most 49152 (`device_local_memory`)."""
         self.check_fixed_level(name)
-        options = PassOptions.make(opt_level, no_pass, dump_after, bounds_checks=bounds_checks)
+        options = PassOptions.make(opt_level, no_pass, dump_after, bounds_checks=bounds_checks, with_pass=with_pass)
         if result not in ("host", "device"):
             raise ArgumentError(f"result must be \"host\" or \"device\", not {result!r}")
         if local_memory is None:

@@ -225,6 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="-O0: only the required passes; -O1 (default): every optimising pass")
     passes.add_argument("--no-pass", action="append", default=[], metavar="NAME",
                         help="switch one optimising pass off (repeatable; `fclc compile --passes` lists them)")
+    passes.add_argument("--pass", dest="with_pass", action="append", default=[], metavar="NAME",
+                        help="run one optional pass, off by default (repeatable; `fclc compile --passes` marks "
+                             "them `optional`): double_buffer")
     passes.add_argument("--no-bounds-checks", action="store_true",
                         help="no device check of `index` (where the compiler cannot prove an index in range, "
                              "one out of range then reads an unspecified element or memory outside the array)")
@@ -360,7 +363,7 @@ def hw_options(args) -> dict:
 def compile_options(args, dump_after=()) -> dict:
     """Hardware and pass options of `compile`, `run` and `bench`."""
     return {**hw_options(args), "device": args.device, "opt_level": args.opt_level,
-            "no_pass": args.no_pass, "dump_after": dump_after, "bounds_checks": not args.no_bounds_checks,
+            "no_pass": args.no_pass, "with_pass": args.with_pass, "dump_after": dump_after, "bounds_checks": not args.no_bounds_checks,
             **static_args(args)}
 
 
@@ -488,20 +491,21 @@ def cmd_tune(args):
 
 
 def tuned_options(args, prog, values) -> dict:
-    """compile_options, with #BlockSize and #NumGroups as `fclc tune` found them for this
-    program, entry, argument shapes and device when the command line gives neither (a note
-    says so)."""
+    """compile_options, with #BlockSize, #NumGroups and optional passes as `fclc tune` found
+    them for this program, entry, argument shapes and device when the command line gives
+    none of them (a note says so)."""
     options = compile_options(args)
-    if args.block_size is not None or args.num_groups is not None:
+    if args.block_size is not None or args.num_groups is not None or args.with_pass:
         return options
     try:
         found = prog.tuned(args.entry, *values, device=args.device, static=options["static"])
     except FCLError:            # a mistake in the arguments: the run itself reports it
         found = {}
     if found:
-        words = ", ".join(f"{name} {found[option]}" for name, option in HARDWARE.items() if option in found)
+        words = ", ".join([f"{name} {found[option]}" for name, option in HARDWARE.items() if option in found]
+                          + [f"--pass {p}" for p in found.get("with_pass", ())])
         print(f"fcl: note: {words}, as `fclc tune` found for these arguments on this device "
-              f"(--block-size or --num-groups overrides)", file=sys.stderr)
+              f"(--block-size, --num-groups or --pass overrides)", file=sys.stderr)
         options.update(found)
     return options
 

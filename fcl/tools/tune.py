@@ -3,7 +3,10 @@
 A setting gives values to the parameters searched: the entry's int arguments named with
 `--vary NAME=V1,V2,...` (by parameter name or 1-based position: tile sizes, chunks, run
 lengths), `#BlockSize` (the powers of two from 32 that the device allows, or the values of
-`--vary '#BlockSize=...'`) and `#NumGroups` (only with `--vary '#NumGroups=...'`).
+`--vary '#BlockSize=...'`), `#NumGroups` (only with `--vary '#NumGroups=...'`) and the
+optional pass `double_buffer`, off and on (from the command line's `--pass`; whether two
+steps a round on two copies of a loop's tiles pay depends on the kernel and the device),
+where it changes the entry's kernels.
 
 Each setting is compiled and run once; its result must be the default setting's (equal
 ints, floats within 1e-6 relative, as compiled kernels and the evaluator agree), else it is
@@ -20,10 +23,10 @@ CLTune; Futhark's `futhark autotune` tunes its thresholds one at a time too).
 
 The best setting is kept on disk per device, program, entry and the arguments' types and
 shapes (array lengths, int values: fcl.runtime.tuned): `fclc run` and `fclc bench` of
-the same arguments take its #BlockSize and #NumGroups when the command line gives
-neither, and say so; `Program.tuned(name, *args)` gives them to the Python API.  The command
+the same arguments take its #BlockSize, #NumGroups and optional passes when the command
+line gives none of them, and say so; `Program.tuned(name, *args)` gives them to the Python API.  The command
 line that reproduces the best setting is printed (`--block-size`, `--num-groups`,
-`--static NAME=VALUE`).
+`--static NAME=VALUE`, `--pass`).
 """
 from __future__ import annotations
 
@@ -35,7 +38,7 @@ from fcl.api.literals import values_equal
 from fcl.base.errors import ArgumentError, FCLError
 from fcl.base.hw import DEFAULT_HW
 from fcl.runtime.device import choose_device, describe_device, device_limits
-from fcl.runtime.tuned import HARDWARE, Tuned, keep
+from fcl.runtime.tuned import HARDWARE, PASSES, Tuned, keep
 from fcl.tools.bench import format_seconds
 
 BLOCK_SIZES = (32, 64, 128, 256, 512, 1024)
@@ -94,15 +97,33 @@ def argument_position(name: str, names: list[str]) -> int:
 
 def search_space(varied: dict, positions: dict, values: list, hw: dict, max_block: int) -> Space:
     """Each parameter's values with the default first: the command line's argument or
-    hardware value, then the others."""
+    hardware value (an optional pass: whether the command line names it), then the others."""
     space = dict(varied)
     if "#BlockSize" not in space:
         space["#BlockSize"] = tuple(b for b in BLOCK_SIZES if b <= max_block)
+    for name in PASSES:
+        space.setdefault(name, (0, 1))
     out = {}
     for name, choices in space.items():
         start = values[positions[name]] if name in positions else hw.get(name)
         out[name] = tuple(dict.fromkeys(([start] if start is not None else []) + list(choices)))
     return Space(out, positions)
+
+
+def without_idle_passes(space: Space, program, entry: str, values: list, options: dict) -> Space:
+    """The space without the optional passes that change nothing in this entry's kernels for
+    these arguments (compiled both ways at the default setting), so that no trial is spent on them."""
+    base = {k: v for k, v in options.items() if k != "with_pass"}
+    idle = []
+    for name, p in PASSES.items():
+        try:
+            plain = program.compile(entry, **base).build_for(*values).source
+            changed = program.compile(entry, **base, with_pass=(p,)).build_for(*values).source
+        except FCLError:
+            continue                # the trials say why
+        if plain == changed:
+            idle.append(name)
+    return Space({name: vs for name, vs in space.values.items() if name not in idle}, space.positions)
 
 
 # ---------------------------------------------------------------- measuring
@@ -122,7 +143,8 @@ class Runner:
         return out
 
     def measure(self, setting: dict, positions: dict) -> Trial:
-        hw = {"block_size": setting.get("#BlockSize"), "num_groups": setting.get("#NumGroups")}
+        hw = {"block_size": setting.get("#BlockSize"), "num_groups": setting.get("#NumGroups"),
+              "with_pass": tuple(p for name, p in PASSES.items() if setting.get(name))}
         try:
             kernel = self.program.compile(self.entry, **{**self.options, **hw})
             args = self.arguments(setting, positions)
@@ -188,7 +210,7 @@ def best_of(trials: list[Trial]) -> Trial:
 # ---------------------------------------------------------------- words
 
 def describe(setting: dict) -> str:
-    return ", ".join(f"{name} {v}" for name, v in setting.items())
+    return ", ".join(f"{name} {('off', 'on')[v] if name in PASSES else v}" for name, v in setting.items())
 
 
 def reproduce(path: str, entry: str, texts: list[str], setting: dict, positions: dict) -> str:
@@ -199,6 +221,7 @@ def reproduce(path: str, entry: str, texts: list[str], setting: dict, positions:
         flags.append(f"--block-size {setting['#BlockSize']}")
     if "#NumGroups" in setting:
         flags.append(f"--num-groups {setting['#NumGroups']}")
+    flags += [name for name in PASSES if setting.get(name)]
     flags += [f"--static {name}={setting[name]}" for name in positions]
     rest = [t for k, t in enumerate(texts) if k not in positions.values()]
     return " ".join(["fclc run", path, "-e", entry, *flags, *rest])
@@ -213,12 +236,14 @@ def tune_command(args, program, values: list, options: dict):
     names = program.param_names(args.entry)
     varied, positions = parse_vary(args.vary, names, values)
     hw = {"#BlockSize": options.get("block_size") or DEFAULT_HW["#BlockSize"],
-          "#NumGroups": options.get("num_groups")}
+          "#NumGroups": options.get("num_groups"),
+          **{name: int(p in options.get("with_pass", ())) for name, p in PASSES.items()}}
     if "#NumGroups" not in varied:
         hw.pop("#NumGroups")
     space = search_space(varied, positions, values, hw, device_limits(device)["max_work_group_size"])
+    space = without_idle_passes(space, program, args.entry, values, options)
     runner = Runner(program, args.entry, values, {k: v for k, v in options.items()
-                                                  if k not in ("block_size", "num_groups")}, args.repeat)
+                                                  if k not in ("block_size", "num_groups", "with_pass")}, args.repeat)
     print(f"tuning {args.entry} on {describe_device(device)}: " +
           "; ".join(f"{name} in {', '.join(map(str, vs))}" for name, vs in space.values.items()))
     trials = coordinate_descent(space, runner, args.time, lambda t: print(_trial_line(t), flush=True))

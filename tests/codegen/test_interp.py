@@ -28,7 +28,7 @@ FILES = (sorted((REPO / "examples").glob("*.fcl")) + ([PAPER] if PAPER.exists() 
          + sorted((REPO / "tests" / "programs").glob("*.fcl")))
 HW = {"block_size": 32, "num_groups": 4}
 MAX_ELEMENTS = 4096
-OPTIMISING = [p.name for p in passes.PIPELINE if p.optimising]
+OPTIMISING = [p.name for p in passes.PIPELINE if p.optimising and p.default]
 
 
 @lru_cache(maxsize=None)

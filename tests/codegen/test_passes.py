@@ -7,12 +7,14 @@ asked directly.  No device.
 """
 import dataclasses
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import fcl
-from fcl.base.errors import EvalError
+from fcl.api.literals import values_equal
+from fcl.base.errors import EvalError, FCLError
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 from fcl.codegen.analysis.ranges import FULL, Interval, Ranges
@@ -28,6 +30,7 @@ from fcl.codegen.passes.unvirtualise import unvirtualise
 from fcl.codegen.plan import ArrayArg, Plan, ScalarArg
 from fcl.codegen.verify import verify_program
 
+REPO = Path(__file__).resolve().parents[2]
 Op = K.Op
 n, a = K.Var("int", "n"), K.Var("int", "a")
 lid, gid = K.HwId("int", "lid"), K.HwId("int", "group_id")
@@ -555,6 +558,81 @@ def test_barriers_drops_one_between_stretches_that_share_no_buffer():
     ping = [K.DeclPtr("cur", "local", "int", "t1"), K.Store("t2", lid, lid), K.Barrier(),
             K.Store("cur", lid, lid), K.Barrier()]
     assert barriers(ping) == 2
+
+
+def test_barriers_takes_a_loop_as_a_cycle():
+    """A loop whose barriers are all at its top: the last goes where the stretch before it
+    touches only the loop's own buffers and nothing the next step's first stretch touches; not
+    where that stretch reads a buffer the code after the loop writes; the first where what
+    follows it does not touch what comes before the loop since its barrier.  Same results on the
+    interpreter for 0 to 3 steps."""
+    from fcl.codegen.passes.barriers import drop_barriers
+    tiles = [K.Buffer(name, "local", "int", K.cint(64), f"force {name}") for name in ("t1", "t2", "t3")]
+    back = K.sub(K.cint(63), lid)
+
+    def loop(steps, body):
+        return K.For("q", K.cint(0), K.cint(steps), K.cint(1), tuple(body))
+
+    # t1 staged and read, then t2 written and read alone (a reduction's last value): the
+    # barrier after the read of t2 orders nothing the next step's staging of t1 touches
+    body = [K.Store("t1", lid, K.add(lid, K.Var("int", "q"))), K.Barrier(),
+            K.Store("t2", lid, K.Load("int", "t1", back)), K.Barrier(),
+            K.Store("b", lid, K.add(K.Load("int", "b", lid), K.Load("int", "t2", back))), K.Barrier()]
+
+    def barriers(stmts):
+        return sum(isinstance(x, K.Barrier) for x in K.walk_stmts(drop_barriers(plan_of(stmts, tiles)).kernels[0].body))
+
+    def run(stmts):
+        b = np.zeros(64, dtype=np.int32)
+        KernelRun(plan_of(stmts, tiles).kernels[0], 1, 64, 32, {"b": b}, {"n": 64, "a": 0},
+                  {t.name: 64 for t in tiles}).run()
+        return b
+    for steps in (0, 1, 2, 3):
+        stmts = [loop(steps, body)]
+        out = drop_barriers(plan_of(stmts, tiles)).kernels[0]
+        verify_program(plan_of(out.body, tiles), after="test", mapped=True)
+        assert np.array_equal(run(out.body), run(stmts))
+        assert np.array_equal(run(stmts), steps * np.arange(64) + steps * (steps - 1) // 2)
+    assert barriers([loop(3, body)]) == 2
+    # after the loop something writes t2, which the last stretch reads: that barrier stays
+    assert barriers([loop(3, body), K.Store("t2", lid, lid)]) == 3
+    # the loop in a list with no other barrier (the body of a part loop) may start again: kept
+    assert barriers([K.For("p", gid, n, K.cint(64), (loop(3, body),))]) == 3
+    assert barriers([K.For("p", gid, n, K.cint(64), (K.Barrier(), loop(3, body)))]) == 1 + 2
+    # two stagings in a row: the first barrier goes where nothing before the loop touches t3
+    two = [K.Store("t1", lid, lid), K.Barrier(), K.Store("t3", lid, lid), K.Barrier(),
+           K.Store("b", lid, K.add(K.Load("int", "t1", back), K.Load("int", "t3", back))), K.Barrier()]
+    assert barriers([loop(3, two)]) == 2
+    assert barriers([K.Store("t3", lid, gid), loop(3, two)]) == 3
+
+
+def test_double_buffer_takes_two_steps_a_round_on_two_copies():
+    """`--pass double_buffer`: tests/programs/irregular.fcl's tiledSums (a block-level force in
+    each step of a work-item's foldl) gives the evaluator's sums on the interpreter (the kernel
+    IR verified after every pass: test_interp's check) for 0 to 5 steps, odd and even, its loop
+    now a loop over pairs of steps and a loop for the odd one; examples/matmul.fcl's
+    matmulPrefetch (5 K steps) one barrier a step in its pairs' loop (two before), its tiles
+    twice.  Off by default; only optional passes may be named."""
+    prog = fcl.load_file(REPO / "tests" / "programs" / "irregular.fcl")
+    for n in (0, 4, 8, 12, 16, 20):
+        xs = np.arange(n, dtype=np.int32) - 7
+        kernel = prog.compile("tiledSums", block_size=32, with_pass=("double_buffer",))
+        assert values_equal(prog.evaluate("tiledSums", xs, block_size=32), kernel.emulate(xs))
+    steps = [s.step for s in K.walk_stmts(kernel.plan.kernels[0].body) if isinstance(s, K.For)]
+    assert K.cint(2) in steps and K.cint(2) not in [s.step for s in K.walk_stmts(
+        prog.compile("tiledSums", block_size=32).plan.kernels[0].body) if isinstance(s, K.For)]
+    matmul = fcl.load_file(REPO / "examples" / "matmul.fcl")
+    plain = matmul.compile("matmulPrefetch", static={"k": 64}).plan.kernels[0]
+    paired = matmul.compile("matmulPrefetch", static={"k": 64}, with_pass=("double_buffer",)).plan.kernels[0]
+    [pairs] = [s for s in K.walk_stmts(paired.body) if isinstance(s, K.For) and K.is_const(s.step, 2)]
+    [loop] = [s for s in K.walk_stmts(plain.body) if isinstance(s, K.For) and K.is_const(s.stop, 5)]
+    assert sum(isinstance(x, K.Barrier) for x in pairs.body) == 2
+    assert sum(isinstance(x, K.Barrier) for x in loop.body) == 2
+    assert len(paired.locals_) == 2 * len(plain.locals_)
+    with pytest.raises(FCLError, match="runs by default"):
+        matmul.compile("matmulPrefetch", with_pass=("barriers",))
+    with pytest.raises(FCLError, match="unknown pass"):
+        matmul.compile("matmulPrefetch", with_pass=("triple_buffer",))
 
 
 def test_share_local_merges_buffers_a_barrier_apart():

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import needs_device
 from fcl.api.literals import format_elided, rejoin
 from fcl.tools.bench import format_seconds
 from fcl.tools.cli import main
@@ -356,3 +357,23 @@ def test_bench_progress_line_on_a_terminal():
     assert "\rrevGrid (arguments): run 1/3" in err and "run 3/3" in err
     progress, cleared, rest = err.rpartition("\r\033[K")
     assert cleared and all(line.startswith("fclc: warning: ") for line in rest.splitlines())
+
+
+@needs_device
+def test_pass_runs_an_optional_pass(capsys):
+    """`--pass double_buffer` (off by default) compiles and runs a program the pass rewrites,
+    with the evaluator's result (5 steps: a pair loop and the odd one); `compile --passes`
+    marks it optional; a pass that runs anyway, or no pass of that name, is a located error."""
+    prog = str(ROOT / "tests" / "programs" / "irregular.fcl")
+    code, want, _ = fclc(capsys, "eval", prog, "-e", "tiledSums", "iota:20")
+    assert code == 0
+    code, out, _ = fclc(capsys, "run", prog, "-e", "tiledSums", "--pass", "double_buffer", "iota:20")
+    assert (code, out) == (0, want)
+    code, out, _ = fclc(capsys, "compile", prog, "-e", "tiledSums", "--pass", "double_buffer")
+    assert code == 0 and "_db[" in out and "it" in out
+    code, out, _ = fclc(capsys, "compile", "--passes")
+    assert code == 0 and re.search(r"^double_buffer\s+optional", out, re.M)
+    code, _, err = fclc(capsys, "run", prog, "-e", "tiledSums", "--pass", "barriers", "iota:20")
+    assert code == 1 and "runs by default" in err and "Traceback" not in err
+    code, _, err = fclc(capsys, "run", prog, "-e", "tiledSums", "--pass", "quadruple", "iota:20")
+    assert code == 1 and "unknown pass `quadruple`" in err

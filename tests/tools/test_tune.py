@@ -11,6 +11,7 @@ import pytest
 import fcl
 from conftest import needs_device
 from fcl.base.errors import ArgumentError
+from fcl.runtime.tuned import Tuned
 from fcl.tools import tune as T
 
 REPO = Path(__file__).resolve().parents[2]
@@ -79,12 +80,20 @@ def test_vary_options():
 
 def test_the_search_space_starts_at_the_command_line_values():
     space = T.search_space({"tileDim": (8, 16, 32)}, {"tileDim": 0}, [16, 64], {"#BlockSize": 256}, 512)
-    assert space.values == {"tileDim": (16, 8, 32), "#BlockSize": (256, 32, 64, 128, 512)}
+    assert space.values == {"tileDim": (16, 8, 32), "#BlockSize": (256, 32, 64, 128, 512),
+                            "--pass double_buffer": (0, 1)}
+    on = T.search_space({}, {}, [], {"#BlockSize": 64, "--pass double_buffer": 1}, 128)   # fclc tune --pass double_buffer
+    assert on.values == {"#BlockSize": (64, 32, 128), "--pass double_buffer": (1, 0)}
 
 
 def test_reproduce_names_the_flags():
     line = T.reproduce("t.fcl", "f", ["16", "64", "iota:9"], {"tileDim": 8, "#BlockSize": 64}, {"tileDim": 0})
     assert line == "fclc run t.fcl -e f --block-size 64 --static tileDim=8 64 iota:9"
+    paired = {"#BlockSize": 256, "--pass double_buffer": 1}
+    assert T.reproduce("t.fcl", "f", ["iota:9"], paired, {}) == "fclc run t.fcl -e f --block-size 256 --pass double_buffer iota:9"
+    assert T.describe(paired) == "#BlockSize 256, --pass double_buffer on"
+    assert Tuned(paired, 1.0, 2.0, "d", "").hardware == {"block_size": 256, "with_pass": ("double_buffer",)}
+    assert Tuned({**paired, "--pass double_buffer": 0}, 1.0, 2.0, "d", "").hardware == {"block_size": 256}
 
 
 def fclc(*args, env):
@@ -133,3 +142,19 @@ def test_tune_mistakes_are_located_errors(repo_env, tmp_path):
     env = {**repo_env, "FCL_CACHE_DIR": str(tmp_path / "cache")}
     done = fclc("tune", REVERSE, "-e", "revDistribute", "4", "iota:10", "--vary", "size=1,2", env=env)
     assert done.returncode == 1 and "no parameter size" in done.stderr and "Traceback" not in done.stderr
+
+
+@needs_device
+def test_tune_tries_an_optional_pass_where_it_changes_the_kernels(repo_env, tmp_path):
+    """tiledSums (a block-level force in each step of a loop): `--pass double_buffer` is a
+    dimension of the search, each setting off and on; transposeTiled, which it leaves alone:
+    not searched."""
+    env = {**repo_env, "FCL_CACHE_DIR": str(tmp_path / "cache")}
+    done = fclc("tune", str(REPO / "tests" / "programs" / "irregular.fcl"), "-e", "tiledSums", "iota:64",
+                "--vary", "#BlockSize=32,64", "--repeat", "1", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "--pass double_buffer in 0, 1" in done.stdout.splitlines()[0]
+    assert re.search(r"#BlockSize \d+, --pass double_buffer on: ", done.stdout), done.stdout
+    plain = fclc("tune", TRANSPOSE, "-e", "transposeTiled", "8", "64", "64", "iota:4096", "--vary",
+                 "#BlockSize=32,64", "--repeat", "1", env=env)
+    assert plain.returncode == 0 and "double_buffer" not in plain.stdout, plain.stdout + plain.stderr

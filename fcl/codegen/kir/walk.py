@@ -244,6 +244,8 @@ def rename(stmts, table: dict[str, str]) -> tuple:
     def fs(s: Stmt) -> Stmt:
         changes = {f: table[getattr(s, f)] for f in _NAME_FIELDS
                    if isinstance(getattr(s, f, None), str) and getattr(s, f) in table}
+        if isinstance(s, VLoad) and not table.keys().isdisjoint(s.vars):
+            changes["vars"] = tuple(table.get(v, v) for v in s.vars)
         return dataclasses.replace(s, **changes) if changes else s
 
     def visit(e: Expr) -> bool:

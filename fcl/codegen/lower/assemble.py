@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from fcl.base.errors import CompilerBug, CompilerLimitation, Span
-from fcl.base.hw import Level
+from fcl.base.hw import LOCAL_MEMORY, Level
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
 from fcl.codegen.lower.builder import Builder, BufRec, PendingLaunch
@@ -96,7 +96,7 @@ def assemble(b: Builder, name, args, params, result: P.Result, hw) -> P.Plan:
 
     return P.Plan(entry=name, args=tuple(args), params=all_params, buffers=buffers, kernels=tuple(kernels),
                   body=resolve(b.host) + checks + (result,), block_size=hw["#BlockSize"], warp_size=hw["#WarpSize"],
-                  num_groups=hw["#NumGroups"])
+                  num_groups=hw["#NumGroups"], local_memory=hw.get("#LocalMemory", LOCAL_MEMORY))
 
 
 def site_text(span: Span | None) -> str:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from fcl.base.errors import ArgumentError
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.codegen.passes import (barriers, bounds, licm, map_hw, nowrap, privatise, share_local, simplify, skew,
-                                strength, unroll, unvirtualise, vectorize)
+from fcl.codegen.passes import (barriers, bounds, double_buffer, licm, map_hw, nowrap, privatise, share_local, simplify,
+                                skew, strength, unroll, unvirtualise, vectorize)
 from fcl.codegen.passes.base import Pass, replace_kernels
 from fcl.codegen.passes.bounds import trim_checks
 
@@ -28,7 +28,7 @@ AFTER_LOWERING = "lower"     # --dump kir-after=lower: the IR as the lowering ma
 
 PIPELINE: tuple[Pass, ...] = tuple(m.PASS for m in (
     map_hw, bounds, unvirtualise, skew, licm, unroll, strength, simplify, privatise, nowrap, vectorize, share_local,
-    barriers))
+    double_buffer, barriers))
 
 MAP_HW = map_hw.PASS.name
 
@@ -44,12 +44,18 @@ class PassOptions:
     dump_after: tuple[str, ...] = ()
     verify: bool = False
     bounds_checks: bool = True
+    extra: frozenset[str] = frozenset()        # optional passes to run (`with_pass`)
 
     @staticmethod
-    def make(opt_level=None, no_pass=(), dump_after=(), verify=False, bounds_checks=True) -> "PassOptions":
+    def make(opt_level=None, no_pass=(), dump_after=(), verify=False, bounds_checks=True,
+             with_pass=()) -> "PassOptions":
         """Options from user input; an unknown pass name is an ArgumentError."""
         known = {p.name for p in PIPELINE}
-        for name in list(no_pass) + [n for n in dump_after if n != AFTER_LOWERING]:
+        for name in with_pass:
+            if name in known and next(p for p in PIPELINE if p.name == name).default:
+                raise ArgumentError(f"pass `{name}` runs by default; --pass names an optional pass: "
+                                    f"{', '.join(p.name for p in PIPELINE if not p.default)}")
+        for name in list(no_pass) + list(with_pass) + [n for n in dump_after if n != AFTER_LOWERING]:
             if name not in known:
                 raise ArgumentError(f"unknown pass `{name}`; the passes are: {', '.join(p.name for p in PIPELINE)}")
         for name in no_pass:
@@ -58,17 +64,19 @@ class PassOptions:
         level = 1 if opt_level is None else int(opt_level)
         if level not in (0, 1):
             raise ArgumentError(f"optimisation level {level}: use 0 (required passes only) or 1 (all)")
-        return PassOptions(level, frozenset(no_pass), tuple(dump_after), verify, bool(bounds_checks))
+        return PassOptions(level, frozenset(no_pass), tuple(dump_after), verify, bool(bounds_checks),
+                           frozenset(with_pass))
 
     def enabled(self, p: Pass) -> bool:
-        return not p.optimising or (self.opt_level > 0 and p.name not in self.skip)
+        return not p.optimising or (self.opt_level > 0 and p.name not in self.skip
+                                    and (p.default or p.name in self.extra))
 
 
 def describe_passes() -> str:
     """The pipeline in order, one pass a line (`fclc compile --passes`)."""
     width = max(len(p.name) for p in PIPELINE)
-    return "\n".join(f"{p.name:<{width}}  {'required  ' if not p.optimising else 'optimising'}  {p.description}"
-                     for p in PIPELINE)
+    kind = {(False, True): "required  ", (True, True): "optimising", (True, False): "optional  "}
+    return "\n".join(f"{p.name:<{width}}  {kind[p.optimising, p.default]}  {p.description}" for p in PIPELINE)
 
 
 def run_pipeline(kp: P.Plan, options: PassOptions = PassOptions()) -> tuple[P.Plan, dict[str, str]]:

@@ -22,6 +22,19 @@ loop's body, the loop's own last barrier together with a barrier before the loop
 of the body starts after one: after the body's last barrier and between the barrier before
 the loop and the loop nothing touches shared memory); at the top of the kernel
 nothing comes before.  B2 is a later barrier of the same list.
+
+A loop whose barriers are all at its body's top level (two or more) is taken as a cycle:
+the stretch after its last barrier runs on into the next step's first one, so the last
+barrier goes where that stretch and the one before it share nothing, and the first where
+the stretches around it do (`double_buffer`'s pairs of steps: the barrier ending each copy,
+one a step where there were two).  Where a stretch runs past the loop's ends: the
+first barrier goes only where what the stretch after it touches does not conflict with the
+code before the loop since the barrier before it (at the kernel's top: all of it), or is
+the loop's own (buffers nothing outside the loop's body touches; buffers nothing writes
+count as anyone's), for in the first step the loop's start, not a last barrier, comes before
+it; the last barrier only where what the stretch before it touches is the loop's own, for
+after the last step the loop's end comes after it.  The loop must not start again
+with no barrier between (it is in the kernel's body, or its list has another barrier).
 """
 from __future__ import annotations
 
@@ -40,13 +53,14 @@ def drop_barriers(plan: P.Plan) -> P.Plan:
 def _kernel(k: K.Kernel, records: set) -> K.Kernel:
     private = {b.name for b in k.privates} | records
     pointers = {s.var for s in K.walk_stmts(k.body) if isinstance(s, K.DeclPtr)}
-    body = _Drop(private, pointers).block(k.body, True)
+    body = _Drop(k, private, pointers).block(k.body, True, top=True)
     return k if body == k.body else dataclasses.replace(k, body=body)
 
 
 class _Drop:
-    def __init__(self, private: set, pointers: set):
-        self.private, self.pointers = private, pointers
+    def __init__(self, k: K.Kernel, private: set, pointers: set):
+        self.k, self.private, self.pointers = k, private, pointers
+        self.written = K.all_accesses(k.body)[1]        # a buffer no statement writes orders nothing
 
     def shared(self, stmts) -> tuple[set, set] | None:
         """(shared buffers read, written) by stmts, or None where they hold a barrier or
@@ -58,12 +72,13 @@ class _Drop:
             return None
         return reads - self.private, writes - self.private
 
-    def block(self, stmts: tuple, ordered: bool) -> tuple:
+    def block(self, stmts: tuple, ordered: bool, top: bool = False) -> tuple:
         """stmts with their nested bodies done and the barriers that order nothing dropped;
-        `ordered`: every shared access before stmts is ordered against them by a barrier."""
+        `ordered`: every shared access before stmts is ordered against them by a barrier;
+        `top`: stmts is the kernel's body."""
         out, clear = [], ordered
-        for s in stmts:
-            s = self.nested(s, clear)
+        for i, s in enumerate(stmts):
+            s = self.nested(s, clear, stmts, i, top)
             out.append(s)
             if isinstance(s, K.Barrier):
                 clear = True
@@ -71,14 +86,89 @@ class _Drop:
                 clear = False
         return tuple(self.drop(out, ordered))
 
-    def nested(self, s: K.Stmt, clear: bool) -> K.Stmt:
+    def nested(self, s: K.Stmt, clear: bool, around: tuple, at: int, top: bool) -> K.Stmt:
         if isinstance(s, K.If):
             return dataclasses.replace(s, then=self.block(s.then, clear), else_=self.block(s.else_, clear))
         if isinstance(s, (K.For, K.SeqFor)):
+            cyclic = self.cyclic(s, around, at, top)
+            if cyclic is not None:
+                return dataclasses.replace(s, body=cyclic)
             last = max((i for i, x in enumerate(s.body) if isinstance(x, K.Barrier)), default=None)
             again = last is not None and self.shared(s.body[last + 1:]) == (set(), set())
             return dataclasses.replace(s, body=self.block(s.body, clear and again))
         return s        # a `while`'s Loop (its head runs before each body) is left as it is
+
+    def cyclic(self, loop, around: tuple, at: int, top: bool) -> tuple | None:
+        """The body of a loop whose barriers are all at its top level (two or more), with those
+        that order nothing dropped, its steps taken as a cycle: the stretch after the last
+        barrier runs on into the next step's first one.  None where the loop is not of that
+        kind, or where it could run again after it ends with no barrier between (`around`,
+        the list that holds it, is not the kernel's body and has no other barrier at its top)."""
+        body = loop.body
+        marks = [i for i, x in enumerate(body) if isinstance(x, K.Barrier)]
+        if len(marks) < 2 or any(K.contains_barrier((x,)) for x in body if not isinstance(x, K.Barrier)):
+            return None
+        if not top and not any(isinstance(x, K.Barrier) for x in around):
+            return None
+        own = self.loop_own(loop)
+        before_loop = self.since_barrier(around[:at], top)
+        gone: set[int] = set()
+        while len(live := [m for m in marks if m not in gone]) >= 2:
+            for j, b1 in enumerate(live):
+                b0, b2 = live[j - 1], live[(j + 1) % len(live)]
+                before = self.shared(self.between(body, b0, b1))
+                after = self.shared(self.between(body, b1, b2))
+                if before is None or after is None or self.conflict(before, after):
+                    continue
+                if j == 0 and not self.apart(after, own, before_loop):          # the first step
+                    continue
+                if j == len(live) - 1 and not self.apart(before, own, None):    # the last step
+                    continue
+                gone.add(b1)
+                break
+            else:
+                break
+        return tuple(self.nested(x, False, body, i, False) if not isinstance(x, K.Barrier) else x
+                     for i, x in enumerate(body) if i not in gone)
+
+    @staticmethod
+    def between(body: tuple, b0: int, b1: int) -> list:
+        """The statements after barrier b0 up to barrier b1 (live barriers, so none between
+        them is), around the end of the body where b1 comes first."""
+        span = body[b0 + 1:b1] if b0 < b1 else body[b0 + 1:] + body[:b1]
+        return [x for x in span if not isinstance(x, K.Barrier)]
+
+    def conflict(self, a: tuple, b: tuple) -> bool:
+        return bool(a[1] & (b[0] | b[1]) or a[0] & b[1])
+
+    def apart(self, stretch: tuple, own: set, outside) -> bool:
+        """Whether a stretch of the loop's first or last step needs no order against the code
+        before or after the loop: the buffers it touches that anything writes are the loop's
+        own, or it does not conflict with `outside` (the code before the loop since its last
+        barrier; None: not known)."""
+        if ((stretch[0] | stretch[1]) & self.written) <= own:
+            return True
+        return outside is not None and not self.conflict(stretch, outside) and not self.conflict(outside, stretch)
+
+    def loop_own(self, loop) -> set:
+        """The buffers that nothing outside the loop's body touches."""
+        inside = set().union(*K.all_accesses(loop.body))
+        inner = {id(x) for x in K.walk_stmts(loop.body)}
+        outside = set()
+        for x in K.walk_stmts(self.k.body):
+            if id(x) not in inner:
+                r, w = K.accesses(x)
+                outside |= r | w
+        return inside - outside
+
+    def since_barrier(self, before: tuple, top: bool):
+        """(reads, writes) of the statements before a loop since the last barrier of its list
+        (all of them in the kernel's body with none); None where one of them holds a barrier or
+        the list has none before the loop (its start may follow anything)."""
+        last = max((i for i, x in enumerate(before) if isinstance(x, K.Barrier)), default=None)
+        if last is None and not top:
+            return None
+        return self.shared(before[last + 1:] if last is not None else before)
 
     def drop(self, stmts: list, ordered: bool) -> list:
         marks = [i for i, s in enumerate(stmts) if isinstance(s, K.Barrier)]
@@ -101,4 +191,5 @@ class _Drop:
 
 
 PASS = Pass("barriers", "a barrier between two stretches of code that touch no buffer in common that one "
-            "of them writes goes (two forces in a row: the first one's)", drop_barriers)
+            "of them writes goes (two forces in a row: the first one's; a loop's steps taken as a cycle)",
+            drop_barriers)

@@ -4,7 +4,8 @@ A pass is a function plan -> plan with a name and a one-line description;
 each module of this package ends with its `PASS = Pass(name, description,
 run)` (the name is the module's), and the package's `__init__` lists them
 in the order they run (`PIPELINE`).  `optimising` False marks a pass the
-OpenCL printer needs (it runs at every optimisation level).  Consumes and
+OpenCL printer needs (it runs at every optimisation level); `default` False an optional
+one, which runs only where a compilation names it (`fclc --pass NAME`, `with_pass`).  Consumes and
 produces `plan.Plan`s.  Not here: the order, the options and the driver
 (`passes/__init__.py`).
 """
@@ -25,6 +26,7 @@ class Pass:
     description: str
     run: Callable[[P.Plan], P.Plan]
     optimising: bool = True
+    default: bool = True        # False: an optional pass, run only where asked for (`with_pass`)
 
 
 def replace_kernels(kp: P.Plan, f: Callable[[K.Kernel], K.Kernel]) -> P.Plan:

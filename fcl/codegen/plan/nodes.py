@@ -43,6 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
+from fcl.base.hw import LOCAL_MEMORY
 from fcl.base.scalars import INT_MAX
 from fcl.codegen import kir as K
 from fcl.codegen.plan.args import Arg
@@ -272,6 +273,9 @@ class Plan:
     # its results, so `unvirtualise` may give every part its own work-group, the host
     # launching such a kernel in slices of num_groups (`first_group` below)
     free_groups: bool = False
+    # #LocalMemory: the bytes of local memory a work-group may take (`double_buffer` adds
+    # buffers only where they fit)
+    local_memory: int = LOCAL_MEMORY
 
     @property
     def result(self) -> Result:
