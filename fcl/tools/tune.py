@@ -115,14 +115,13 @@ def without_idle_passes(space: Space, program, entry: str, values: list, options
     these arguments (compiled both ways at the default setting), so that no trial is spent on them."""
     base = {k: v for k, v in options.items() if k != "with_pass"}
     idle = []
-    for name, p in PASSES.items():
-        try:
-            plain = program.compile(entry, **base).build_for(*values).source
-            changed = program.compile(entry, **base, with_pass=(p,)).build_for(*values).source
-        except FCLError:
-            continue                # the trials say why
-        if plain == changed:
-            idle.append(name)
+    try:
+        plain = program.compile(entry, **base).build_for(*values).source
+        for name, p in PASSES.items():
+            if program.compile(entry, **base, with_pass=(p,)).build_for(*values).source == plain:
+                idle.append(name)
+    except FCLError:
+        pass                        # the trials say why
     return Space({name: vs for name, vs in space.values.items() if name not in idle}, space.positions)
 
 

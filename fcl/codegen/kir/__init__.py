@@ -31,7 +31,7 @@ from fcl.codegen.kir.walk import (Names, binds, defined_in, defines, map_expr, m
                                   walk_blocks, walk_stmts, with_operands)
 from fcl.codegen.kir.facts import (BOUNDS_BIT_CAP, BOUNDS_WORDS, CHECK_VALUES, CheckFailed, PointerClasses,
                                    accesses, all_accesses, buffers_used, contains_barrier, copies, footprint,
-                                   hoist_checks, plain_local, record_failure, without_unused_locals)
+                                   hoist_checks, plain_local, record_failure, used_outside, without_unused_locals)
 from fcl.codegen.kir.host import eval_host
 from fcl.codegen.kir.simplify import simplify_kernel
 from fcl.codegen.kir.printer import format_expr, format_program, format_stmts
@@ -46,6 +46,6 @@ __all__ = [
     "Loop", "lt", "map_expr", "map_own_exprs", "map_stmts", "mul", "Names", "names_read", "node_property",
     "Op", "Param", "ParFor", "PartFor", "plain_divisor", "plain_local", "PointerClasses", "rebuilt", "record_failure",
     "refold", "rename", "select", "Select", "SeqFor", "simplify_kernel", "Stmt", "stmt_children", "stmt_exprs", "Store",
-    "straight_copies", "strict_children", "sub", "SwapPtr", "Un", "unop", "Var", "VECTOR_WIDTHS", "VLoad", "VStore", "walk_expr",
+    "straight_copies", "used_outside", "strict_children", "sub", "SwapPtr", "Un", "unop", "Var", "VECTOR_WIDTHS", "VLoad", "VStore", "walk_expr",
     "walk_blocks", "walk_scoped", "walk_stmts", "with_operands", "without_unused_locals", "_child_fields",
 ]

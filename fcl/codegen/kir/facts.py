@@ -61,6 +61,20 @@ def buffers_used(stmts) -> set[str]:
     return reads | writes
 
 
+def used_outside(stmts, inner) -> set[str]:
+    """Names of buffers and pointer variables read or written by the statements of `stmts`
+    (nested ones included) that are not statements of `inner`, a body among them (a loop's
+    own bounds count as outside its body): what a loop's body has to itself is
+    `buffers_used(body) - used_outside(kernel body, body)`."""
+    own = {id(s) for s in walk_stmts(inner)}
+    out = set()
+    for s in walk_stmts(stmts):
+        if id(s) not in own:
+            reads, writes = accesses(s)
+            out |= reads | writes
+    return out
+
+
 def without_unused_locals(k: Kernel) -> Kernel:
     """k less the local buffers that no statement uses (a device gives a work-group only so
     much local memory), after the stores to local buffers that nothing reads (an array

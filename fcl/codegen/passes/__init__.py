@@ -31,6 +31,7 @@ PIPELINE: tuple[Pass, ...] = tuple(m.PASS for m in (
     double_buffer, barriers))
 
 MAP_HW = map_hw.PASS.name
+BY_NAME = {p.name: p for p in PIPELINE}
 
 
 @dataclass(frozen=True)
@@ -50,16 +51,16 @@ class PassOptions:
     def make(opt_level=None, no_pass=(), dump_after=(), verify=False, bounds_checks=True,
              with_pass=()) -> "PassOptions":
         """Options from user input; an unknown pass name is an ArgumentError."""
-        known = {p.name for p in PIPELINE}
+        known = BY_NAME
         for name in with_pass:
-            if name in known and next(p for p in PIPELINE if p.name == name).default:
+            if name in known and known[name].default:
                 raise ArgumentError(f"pass `{name}` runs by default; --pass names an optional pass: "
                                     f"{', '.join(p.name for p in PIPELINE if not p.default)}")
         for name in list(no_pass) + list(with_pass) + [n for n in dump_after if n != AFTER_LOWERING]:
             if name not in known:
                 raise ArgumentError(f"unknown pass `{name}`; the passes are: {', '.join(p.name for p in PIPELINE)}")
         for name in no_pass:
-            if not next(p for p in PIPELINE if p.name == name).optimising:
+            if not known[name].optimising:
                 raise ArgumentError(f"pass `{name}` is required (the OpenCL printer needs it) and cannot be switched off")
         level = 1 if opt_level is None else int(opt_level)
         if level not in (0, 1):

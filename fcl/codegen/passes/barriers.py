@@ -57,6 +57,15 @@ def _kernel(k: K.Kernel, records: set) -> K.Kernel:
     return k if body == k.body else dataclasses.replace(k, body=body)
 
 
+def top_barriers(body: tuple) -> list[int] | None:
+    """The positions of a loop body's barriers where there are two or more, all at its top
+    level (none inside a nested statement); None otherwise."""
+    marks = [i for i, s in enumerate(body) if isinstance(s, K.Barrier)]
+    if len(marks) < 2 or any(K.contains_barrier((s,)) for s in body if not isinstance(s, K.Barrier)):
+        return None
+    return marks
+
+
 class _Drop:
     def __init__(self, k: K.Kernel, private: set, pointers: set):
         self.k, self.private, self.pointers = k, private, pointers
@@ -105,12 +114,10 @@ class _Drop:
         kind, or where it could run again after it ends with no barrier between (`around`,
         the list that holds it, is not the kernel's body and has no other barrier at its top)."""
         body = loop.body
-        marks = [i for i, x in enumerate(body) if isinstance(x, K.Barrier)]
-        if len(marks) < 2 or any(K.contains_barrier((x,)) for x in body if not isinstance(x, K.Barrier)):
+        marks = top_barriers(body)
+        if marks is None or not top and not any(isinstance(x, K.Barrier) for x in around):
             return None
-        if not top and not any(isinstance(x, K.Barrier) for x in around):
-            return None
-        own = self.loop_own(loop)
+        own = K.buffers_used(body) - K.used_outside(self.k.body, body)
         before_loop = self.since_barrier(around[:at], top)
         gone: set[int] = set()
         while len(live := [m for m in marks if m not in gone]) >= 2:
@@ -138,7 +145,9 @@ class _Drop:
         span = body[b0 + 1:b1] if b0 < b1 else body[b0 + 1:] + body[:b1]
         return [x for x in span if not isinstance(x, K.Barrier)]
 
-    def conflict(self, a: tuple, b: tuple) -> bool:
+    @staticmethod
+    def conflict(a: tuple, b: tuple) -> bool:
+        """Whether two stretches' (reads, writes) share a buffer one of them writes (either order)."""
         return bool(a[1] & (b[0] | b[1]) or a[0] & b[1])
 
     def apart(self, stretch: tuple, own: set, outside) -> bool:
@@ -148,18 +157,7 @@ class _Drop:
         barrier; None: not known)."""
         if ((stretch[0] | stretch[1]) & self.written) <= own:
             return True
-        return outside is not None and not self.conflict(stretch, outside) and not self.conflict(outside, stretch)
-
-    def loop_own(self, loop) -> set:
-        """The buffers that nothing outside the loop's body touches."""
-        inside = set().union(*K.all_accesses(loop.body))
-        inner = {id(x) for x in K.walk_stmts(loop.body)}
-        outside = set()
-        for x in K.walk_stmts(self.k.body):
-            if id(x) not in inner:
-                r, w = K.accesses(x)
-                outside |= r | w
-        return inside - outside
+        return outside is not None and not self.conflict(stretch, outside)
 
     def since_barrier(self, before: tuple, top: bool):
         """(reads, writes) of the statements before a loop since the last barrier of its list
@@ -182,8 +180,7 @@ class _Drop:
             b2 = later[0]
             before = self.shared([s for i, s in enumerate(stmts[start:b1], start) if i not in gone])
             after = self.shared(stmts[b1 + 1:b2])
-            if before is not None and after is not None and not (
-                    before[1] & (after[0] | after[1]) or before[0] & after[1]):
+            if before is not None and after is not None and not self.conflict(before, after):
                 gone.add(b1)            # the stretch before it runs on to b2
             else:
                 start = b1 + 1

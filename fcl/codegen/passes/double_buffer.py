@@ -54,9 +54,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from fcl.base.hw import SKEW_SHIFT, STORAGE_BYTES
+from fcl.base.hw import STORAGE_BYTES
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
+from fcl.codegen.passes.barriers import top_barriers
 from fcl.codegen.passes.base import Pass, replace_kernels
 
 
@@ -75,17 +76,13 @@ MAX_BARRIERS = 3        # a step's barriers where one fewer pays for a body twic
 
 def _marks(body) -> list[int] | None:
     """The positions of the body's barriers where there are two to MAX_BARRIERS, all at its top level."""
-    marks = [i for i, s in enumerate(body) if isinstance(s, K.Barrier)]
-    if not 2 <= len(marks) <= MAX_BARRIERS or any(K.contains_barrier((s,)) for s in body if not isinstance(s, K.Barrier)):
-        return None
-    return marks
+    marks = top_barriers(body)
+    return marks if marks is not None and len(marks) <= MAX_BARRIERS else None
 
 
 def _bytes(plan: P.Plan, b: K.Buffer) -> int:
-    n = K.copies(b, plan.block_size, plan.warp_size) * b.size.value
-    if b.layout == "skew32":
-        n += n // (1 << SKEW_SHIFT) + 1
-    return STORAGE_BYTES[b.ty] * n
+    """The bytes of local memory a buffer of a constant size takes (every copy, the skew's padding)."""
+    return STORAGE_BYTES[b.ty] * K.footprint(b, K.copies(b, plan.block_size, plan.warp_size) * b.size.value)
 
 
 class _Rewrite:
@@ -115,7 +112,7 @@ class _Rewrite:
     def block(self, stmts: tuple) -> tuple:
         out = []
         for s in stmts:
-            if isinstance(s, K.For) and (new := self.pair(s, stmts)) is not None:
+            if isinstance(s, K.For) and (new := self.pair(s)) is not None:
                 out.extend(new)
                 continue
             changes = {name: self.block(getattr(s, name)) for name in ("body", "then", "else_", "head")
@@ -129,16 +126,9 @@ class _Rewrite:
 
     def staged(self, loop: K.For) -> set:
         """The candidate buffers the loop's body uses that nothing outside its body touches."""
-        inside = self.shared(loop.body)
-        inner = {id(x) for x in K.walk_stmts(loop.body)}
-        outside = set()
-        for s in K.walk_stmts(self.k.body):
-            if id(s) not in inner:
-                r, w = K.accesses(s)          # the loop's own: its bounds' reads
-                outside |= r | w
-        return (inside & self.candidates) - outside
+        return (K.buffers_used(loop.body) & self.candidates) - K.used_outside(self.k.body, loop.body)
 
-    def pair(self, loop: K.For, around: tuple) -> tuple | None:
+    def pair(self, loop: K.For) -> tuple | None:
         """The loop as a loop over pairs of steps and the last step of an odd count, or None where it does not apply."""
         marks = _marks(loop.body)
         if marks is None or loop.once or not K.is_const(loop.step, 1):
