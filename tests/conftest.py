@@ -10,8 +10,12 @@
   (FCL_VERIFY_PASSES=1), and kernels are built with -cl-opt-disable
   (FCL_BUILD_OPTIONS; `FCL_BUILD_OPTIONS= pytest` builds them optimised).
 * The longest tests run first (LONG_FIRST), so pytest-xdist's workers share them.
+* The evaluator's results are shared by the tests of a run (tests/evaluations.py), in a
+  directory made here, before pytest-xdist starts its workers, and removed at the end.
 """
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -41,6 +45,18 @@ def default_device_env() -> dict:
     """os.environ for a child process that runs on the default device (no PYOPENCL_CTX): the one
     `fclc devices` marks, whichever CPU runtime that is on this machine."""
     return {k: v for k, v in os.environ.items() if k != "PYOPENCL_CTX"}
+
+
+def pytest_configure(config):
+    if not hasattr(config, "workerinput") and "FCL_TEST_EVALS" not in os.environ:
+        config._fcl_evals = os.environ["FCL_TEST_EVALS"] = tempfile.mkdtemp(prefix="fcl-test-evals-")
+
+
+def pytest_unconfigure(config):
+    made = getattr(config, "_fcl_evals", None)
+    if made:
+        shutil.rmtree(made, ignore_errors=True)
+        del os.environ["FCL_TEST_EVALS"]
 
 
 def pytest_addoption(parser):

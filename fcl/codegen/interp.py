@@ -86,8 +86,12 @@ def const_value(e: K.Const):
     return {"int": int, "float": S.F32, "double": float, "bool": bool, "long": int}[e.ty](e.value)
 
 
+# a buffer element (numpy scalar) as the interpreter's value of its type
+FROM_STORAGE = {"int": int, "float": S.F32, "double": float, "bool": bool, "long": int}
+
+
 def from_storage(ty: str, x):
-    return {"int": int, "float": S.F32, "double": float, "bool": bool, "long": int}[ty](x)
+    return FROM_STORAGE[ty](x)
 
 
 class WorkItem:
@@ -112,6 +116,7 @@ class KernelRun:
         self.env = env                  # host scalars the kernel takes
         self.local_sizes = local_sizes  # local buffer name -> elements (all copies, layout included)
         self.types = {b.name: b.ty for b in kernel.locals_ + kernel.privates}
+        self.compiled = {}              # id of an expression of the kernel -> compile(it)
 
     def run(self):
         for g in range(self.groups):
@@ -223,12 +228,6 @@ class KernelRun:
         self.check_index(name, arr, i)
         arr[i] = value
 
-    def load(self, e: K.Load, wi: WorkItem):
-        arr = self.array(e.buf, wi)
-        i = self.ev(e.index, wi)
-        self.check_index(e.buf, arr, i)
-        return from_storage(e.ty, arr[i])
-
     def vload(self, s: K.VLoad, wi: WorkItem):
         """The elements of one vector, bound to the names of its components (and the
         vector's own name to the tuple)."""
@@ -244,56 +243,89 @@ class KernelRun:
     # ------------------------------------------------------------ expressions
 
     def ev(self, e: K.Expr, wi: WorkItem):
-        t = type(e)
+        """The value of expression `e` for work-item `wi`."""
+        f = self.compiled.get(id(e))
+        if f is None:
+            f = self.compiled[id(e)] = self.compile(e)
+        return f(wi)
+
+    def compile(self, e: K.Expr):
+        """`e` as a Python function of the work-item (each expression of the kernel is
+        translated once a launch: the operators looked up once, not at every evaluation)."""
+        t, c = type(e), self.compile
         if t is K.Var:
-            try:
-                return wi.env[e.name]
-            except KeyError:
-                raise CompilerBug(f"kernel {self.k.name} reads `{e.name}` before defining it") from None
+            name, kernel = e.name, self.k.name
+
+            def var(wi):
+                try:
+                    return wi.env[name]
+                except KeyError:
+                    raise CompilerBug(f"kernel {kernel} reads `{name}` before defining it") from None
+            return var
         if t is K.Const:
-            return const_value(e)
+            value = const_value(e)
+            return lambda wi: value
         if t is K.Bin:
-            return self.binary(e, wi)
+            return self.binary(e)
         if t is K.HwId:
-            return wi.hw[e.name]
+            name = e.name
+            return lambda wi: wi.hw[name]
         if t is K.Load:
-            return self.load(e, wi)
+            buf, index, convert, array, check = e.buf, c(e.index), FROM_STORAGE[e.ty], self.array, self.check_index
+
+            def load(wi):
+                arr, i = array(buf, wi), index(wi)
+                check(buf, arr, i)
+                return convert(arr[i])
+            return load
         if t is K.Select:
-            return self.ev(e.a if self.ev(e.cond, wi) else e.b, wi)
+            cond, a, b = c(e.cond), c(e.a), c(e.b)
+            return lambda wi: a(wi) if cond(wi) else b(wi)
         if t is K.Un:
-            a = self.ev(e.a, wi)
+            a = c(e.a)
             if e.op == Op.NOT:
-                return not a
-            return {"int": S.int_neg, "float": S.float_neg, "double": S.double_neg}[e.ty](a)
+                return lambda wi: not a(wi)
+            neg = {"int": S.int_neg, "float": S.float_neg, "double": S.double_neg}[e.ty]
+            return lambda wi: neg(a(wi))
         if t is K.Call:
-            return self.call(e, wi)
+            return self.call(e)
         if t is K.Checked:
-            i, n = self.ev(e.index, wi), self.ev(e.length, wi)
-            if 0 <= i < n:
-                return i
-            K.record_failure(self.array(e.buf, wi), e.site, i, n)
-            return 0
+            index, length, buf, site, array = c(e.index), c(e.length), e.buf, e.site, self.array
+
+            def checked(wi):
+                i, n = index(wi), length(wi)
+                if 0 <= i < n:
+                    return i
+                K.record_failure(array(buf, wi), site, i, n)
+                return 0
+            return checked
         raise CompilerBug(f"cannot interpret {t.__name__}")
 
-    def binary(self, e: K.Bin, wi: WorkItem):
-        op = e.op
+    def binary(self, e: K.Bin):
+        op, a, b = e.op, self.compile(e.a), self.compile(e.b)
         if op == Op.AND:
-            return bool(self.ev(e.a, wi)) and bool(self.ev(e.b, wi))
+            return lambda wi: bool(a(wi)) and bool(b(wi))
         if op == Op.OR:
-            return bool(self.ev(e.a, wi)) or bool(self.ev(e.b, wi))
-        a, b = self.ev(e.a, wi), self.ev(e.b, wi)
+            return lambda wi: bool(a(wi)) or bool(b(wi))
         if op in CMP_OPS:
-            return CMP_OPS[op](a, b)
-        if e.a.ty == "int":
-            return INT_OPS[op](a, b)
-        return getattr(S, f"{e.ty}_{op}")(a, b)
+            fn = CMP_OPS[op]
+        elif e.a.ty == "int":
+            fn = INT_OPS[op]
+        else:
+            fn = getattr(S, f"{e.ty}_{op}")
+        return lambda wi: fn(a(wi), b(wi))
 
-    def call(self, e: K.Call, wi: WorkItem):
-        args = [self.ev(a, wi) for a in e.args]
+    def call(self, e: K.Call):
+        args = [self.compile(a) for a in e.args]
         if e.fn in CONVERSIONS:
-            return CONVERSIONS[e.fn](args[0])
-        if e.fn == "skew":
-            return skewed_index(args[0])
-        if e.fn in BIT_CASTS:
-            return BIT_CASTS[e.fn](*args)
-        return getattr(S, f"{e.ty}_{e.fn}")(*args)
+            fn = CONVERSIONS[e.fn]
+        elif e.fn == "skew":
+            fn = skewed_index
+        elif e.fn in BIT_CASTS:
+            fn = BIT_CASTS[e.fn]
+        else:
+            fn = getattr(S, f"{e.ty}_{e.fn}")
+        if len(args) == 1:
+            (a,) = args
+            return lambda wi: fn(a(wi))
+        return lambda wi: fn(*[a(wi) for a in args])

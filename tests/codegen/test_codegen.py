@@ -45,6 +45,7 @@ BLOCK_SIZE_DEPENDENT = {("reduce.fcl", "sumGrid"), ("paper.fcl", "sumGrid")}
 CODEGEN_BUGS: dict[tuple[str, str], str] = {}
 
 
+import evaluations  # noqa: E402
 from conftest import OCLGRIND_RUNS, default_device_env, needs_device  # noqa: E402
 
 
@@ -72,15 +73,9 @@ def args_of(case):
     return [parse_arg(a, position=k + 1) for k, a in enumerate(case.args)]
 
 
-_EVALUATED: dict = {}
-
-
 def evaluated(path: str, case, block_size: int):
-    """The evaluator's result for a case (computed once per block size)."""
-    key = (path, case.line, block_size)
-    if key not in _EVALUATED:
-        _EVALUATED[key] = program(path).evaluate(case.entry, *args_of(case), block_size=block_size)
-    return _EVALUATED[key]
+    """The evaluator's result for a case at a block size (computed once a test run)."""
+    return evaluations.evaluated(path, case.entry, args_of(case), block_size=block_size)
 
 
 def all_cases():

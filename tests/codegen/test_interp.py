@@ -22,6 +22,8 @@ from fcl.base.errors import CompilerBug
 from fcl.codegen import passes
 from fcl.tools.testblocks import parse_test_blocks
 
+import evaluations
+
 REPO = Path(__file__).resolve().parents[2]
 PAPER = Path("/work/shared/conformance/paper.fcl")
 FILES = (sorted((REPO / "examples").glob("*.fcl")) + ([PAPER] if PAPER.exists() else [])
@@ -57,7 +59,7 @@ def check(path, case, **options):
     args = args_of(case)
     if not small(args):
         pytest.skip("input too large for the interpreter")
-    expected = program(path).evaluate(case.entry, *args, **HW)
+    expected = evaluations.evaluated(path, case.entry, args, **HW)
     result = program(path).compile(case.entry, **HW, **options).emulate(*args)
     assert values_equal(expected, result), f"interpreter gave {result}, evaluator {expected}"
 
