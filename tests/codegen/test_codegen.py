@@ -356,23 +356,25 @@ def test_reduce_and_scan_with_several_parts_a_work_group():
 
 @needs_device
 def test_matmul_splits_k_where_the_tiles_are_few():
-    """matmulF deals each tile's K-tiles to matmulSplitOf n k m work-groups (split-K) where the
-    product has few tiles: 20 x 260 x 30 at #BlockSize 32 is one tile of 17 K-tiles, two
-    work-groups of 8 and 9; the kernel that cuts the product adds their copies in order, so
-    the device's floats are the evaluator's, with sizes compiled in and passed at run time."""
+    """matmulF is matmulSplit (matmulSplitOf n k m): each tile's K-tiles dealt to s work-groups
+    where the product has few tiles (split-K), not below #BlockSize 256.  matmulSplit 2 of 20
+    x 260 x 30 at #BlockSize 32 is one tile of 17 K-tiles, two work-groups of 8 and 9; the
+    kernel that cuts the product adds their copies in order, so the device's floats are the
+    evaluator's, with sizes compiled in and passed at run time."""
     prog = program(str(REPO / "examples/matmul.fcl"))
     shapes = ((1024, 1024, 1024), (2000, 3000, 1000), (3000, 1000, 2000), (4096, 4096, 4096), (64, 100, 256))
     assert [prog.evaluate("matmulSplitOf", *s) for s in shapes] == [8, 4, 2, 1, 1]
-    assert prog.evaluate("matmulSplitOf", 20, 260, 30, block_size=32) == 2
+    assert prog.evaluate("matmulSplitOf", 20, 260, 30) == 2
+    assert prog.evaluate("matmulSplitOf", 1024, 1024, 1024, block_size=128) == 1
     rng = np.random.default_rng(5)
     a = rng.standard_normal(20 * 260).astype(np.float32)
     b = rng.standard_normal(260 * 30).astype(np.float32)
-    expected = prog.evaluate("matmulF", 20, 260, 30, a, b, block_size=32)
+    expected = prog.evaluate("matmulSplit", 2, 20, 260, 30, a, b, block_size=32)
     assert np.allclose(expected, (a.reshape(20, 260).astype(np.float64) @ b.reshape(260, 30)).ravel(), atol=1e-4)
     for dynamic in (False, True):
-        k = prog.compile("matmulF", block_size=32, dynamic=dynamic)
-        assert np.array_equal(k(20, 260, 30, a, b), expected), dynamic
-    static = prog.compile("matmulF", block_size=32, static={"n": 20, "k": 260, "m": 30})
+        k = prog.compile("matmulSplit", block_size=32, dynamic=dynamic)
+        assert np.array_equal(k(2, 20, 260, 30, a, b), expected), dynamic
+    static = prog.compile("matmulSplit", block_size=32, static={"s": 2, "n": 20, "k": 260, "m": 30})
     assert "claims" not in static.opencl_source     # the split's write-back proven one-to-one
 
 
