@@ -82,16 +82,12 @@ BIT_CASTS = {
 }
 
 
+# a constant's value or a buffer element (numpy scalar) as the interpreter's value of its type
+AS_VALUE = {"int": int, "float": S.F32, "double": float, "bool": bool, "long": int}
+
+
 def const_value(e: K.Const):
-    return {"int": int, "float": S.F32, "double": float, "bool": bool, "long": int}[e.ty](e.value)
-
-
-# a buffer element (numpy scalar) as the interpreter's value of its type
-FROM_STORAGE = {"int": int, "float": S.F32, "double": float, "bool": bool, "long": int}
-
-
-def from_storage(ty: str, x):
-    return FROM_STORAGE[ty](x)
+    return AS_VALUE[e.ty](e.value)
 
 
 class WorkItem:
@@ -236,7 +232,7 @@ class KernelRun:
         values = []
         for k, name in enumerate(s.vars):
             self.check_index(s.buf, arr, base + k)
-            values.append(from_storage(s.ty, arr[base + k]))
+            values.append(AS_VALUE[s.ty](arr[base + k]))
             wi.env[name] = values[-1]
         wi.env[s.var] = tuple(values)
 
@@ -271,7 +267,7 @@ class KernelRun:
             name = e.name
             return lambda wi: wi.hw[name]
         if t is K.Load:
-            buf, index, convert, array, check = e.buf, c(e.index), FROM_STORAGE[e.ty], self.array, self.check_index
+            buf, index, convert, array, check = e.buf, c(e.index), AS_VALUE[e.ty], self.array, self.check_index
 
             def load(wi):
                 arr, i = array(buf, wi), index(wi)

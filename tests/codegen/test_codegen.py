@@ -51,9 +51,7 @@ from conftest import OCLGRIND_RUNS, default_device_env, needs_device, oclgrind_b
 
 # ---------------------------------------------------------------- caches
 
-@lru_cache(maxsize=None)
-def program(path: str):
-    return fcl.load_file(path)
+program = evaluations.program          # one loaded program a file and worker
 
 
 @lru_cache(maxsize=None)

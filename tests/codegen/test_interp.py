@@ -11,13 +11,11 @@ run-time checks (bounds, barrier divergence, the proofs behind `div_nn` and
 `add_nw`) catch what the result alone would not.  Time budget: about a
 minute on the 2-core CI machine (inputs above MAX_ELEMENTS are skipped).
 """
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-import fcl
 from fcl.api.literals import parse_arg, values_equal
 from fcl.base.errors import CompilerBug
 from fcl.codegen import passes
@@ -34,9 +32,7 @@ MAX_ELEMENTS = 4096
 OPTIMISING = [p.name for p in passes.PIPELINE if p.optimising and p.default]
 
 
-@lru_cache(maxsize=None)
-def program(path: str):
-    return fcl.load_file(path)
+program = evaluations.program          # one loaded program a file and worker
 
 
 def cases():

@@ -294,11 +294,10 @@ def test_block_expected_output_matches_numpy(path, case):
 @pytest.mark.parametrize("bs", BLOCK_SIZES)
 @pytest.mark.parametrize("path,case", list(_cases()))
 def test_block_under_evaluator(path, case, bs):
-    ev = _evaluator(path, bs)
     args = _args(path, case)
     if case.error is not None:
         with pytest.raises(EvalError) as info:
-            ev.run(case.entry, args)
+            _evaluator(path, bs).run(case.entry, args)
         assert case.error in info.value.message
         assert info.value.span is not None
         return
