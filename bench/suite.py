@@ -269,6 +269,8 @@ FCL_ROWS = [
     Fcl("transpose", "transposeNaive", "examples/transpose.fcl", "transposeNaive", rows_cols),
     Fcl("histogram", "histogram (prelude, reduceByIndex)", "bench/programs.fcl", "histogramOf",
         lambda i, d: (d[1], i["a"])),
+    Fcl("compact", "packWhereBy (prelude: runs staged in local memory, packThreads; one pass)", "bench/programs.fcl",
+        "keepBelow50By", lambda i, d: (i["a"],)),
     Fcl("compact", "filter (prelude packWhere: one pass, packConcat)", "bench/programs.fcl", "keepBelow50",
         lambda i, d: (i["a"],)),
     Fcl("sort", "sort (prelude: radix sort, 4 bits a pass)", "bench/programs.fcl", "sortInts",

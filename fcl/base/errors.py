@@ -195,6 +195,8 @@ LIMITATIONS = {
                      "of scalars",
     "combining-operator": "a `reduceByIndex` whose operator the device has no atomic operation "
                           "for (it combines ints with +, min, max, &, | and ^, and floats with +)",
+    "local-size": "a `packThreads` whose part length or number of parts is not a constant (its "
+                  "parts are staged in local memory)",
     "scan-prefix": "a `scanConcat` part that calls its prefix function anywhere but at its top, "
                    "by the whole block (inside a branch, a loop or per-element work)",
 }

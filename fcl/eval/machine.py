@@ -41,8 +41,9 @@ from __future__ import annotations
 from fcl.base.errors import ArgumentError, EvalError
 from fcl.base.hw import DEFAULT_HW, LEVEL_KEYWORDS
 from fcl.eval.cost import CostReport, Counters, GLOBAL, SPACE_OF_LEVEL
-from fcl.eval.values import (Buffer, ConcatDelay, InterleaveDelay, MapPush, Pull, Push,
-                             PackConcatDelay, PushOf, ScanConcatDelay, SeqConcatPush, SeqForPush, ZipWithPush, describe)
+from fcl.eval.values import (Buffer, ConcatDelay, InterleaveDelay, MapPush, PackConcatDelay, PackThreadsDelay, Pull,
+                             Push, PushOf, ScanConcatDelay, SeqConcatPush, SeqFilterPush, SeqForPush, ZipWithPush,
+                             describe)
 
 
 def _lname(level: int) -> str:
@@ -208,6 +209,10 @@ class Machine:
                 p.chain.finished()
             elif type(p) is SeqForPush:
                 self._run_seqfor(p, sink)
+            elif type(p) is SeqFilterPush:
+                self._run_seq_filter(p, sink)
+            elif type(p) is PackThreadsDelay:
+                self._run_thread_parts(p, sink)
             elif type(p) is SeqConcatPush:
                 self._run_seq_concat(p, sink)
             else:
@@ -254,6 +259,33 @@ class Machine:
             state, v = r
             self.span[0] += 1
             sink(i, v)
+
+    def _run_seq_filter(self, p: SeqFilterPush, sink) -> None:
+        """seqFilter p xs: one thread tests every element of xs, in order, and writes the kept
+        ones one after another."""
+        self.cost.work[0] += p.scanned
+        self.span[0] += p.scanned
+        for j, v in enumerate(p.items):
+            sink(j, v)
+
+    def _run_thread_parts(self, p: PackThreadsDelay, sink) -> None:
+        """packThreads m n f: part t on thread t mod the block's threads, its elements from
+        offsets[t] on."""
+        threads = self.threads[2]
+        saved_ctx, saved_span = self.ctx, self.span
+        slots = {}
+        try:
+            for t, (part, start) in enumerate(zip(p.parts, p.offsets)):
+                acc = slots.get(t % threads)
+                if acc is None:
+                    acc = slots[t % threads] = [0, 0, 0, 0]
+                self.span = acc
+                self.loc = self.ctx = 0
+                self.run_at(part, lambda j, v, o=start: sink(o + j, v))
+        finally:
+            self.loc = 2
+            self.ctx, self.span = saved_ctx, saved_span
+        _add_max(saved_span, slots)
 
     def _run_seq_concat(self, p: SeqConcatPush, sink) -> None:
         """seqConcat m n s f: the steps one after another on this location, each step's

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from fcl.base import scalars
 from fcl.base.errors import EvalError
 from fcl.base.hw import STORAGE_DTYPES
-from fcl.eval.values import (ConcatDelay, InterleaveDelay, MapPush, Pull, Push, PackConcatDelay, PushOf, ScanChain, ScanConcatDelay,
+from fcl.eval.values import (ConcatDelay, InterleaveDelay, MapPush, Pull, Push, PackConcatDelay, PackThreadsDelay, PushOf,
+                              ScanChain, ScanConcatDelay, SeqFilterPush,
                              SeqConcatPush, SeqForPush, ZipWithPush, describe)
 
 
@@ -120,22 +121,48 @@ def p_scan_concat(m, span, part, n, op, ne, f):
                                            _need_fn("scanConcat", f, span), span), span)
 
 
-def p_pack_concat(m, span, part, n, f):
-    """packConcat m n f: the parts f 0 .. f (n-1), each at most m elements, one after another."""
-    _need_size("packConcat", "the part length", part, span)
-    _need_size("packConcat", "the number of parts", n, span)
-    f = _need_fn("packConcat", f, span)
+def _packed_parts(name: str, span, part, n, f) -> tuple[list, list]:
+    """The parts f 0 .. f (n-1) of a `packConcat` or `packThreads` (push arrays of at most
+    `part` elements each) and their starts, then the length of the whole."""
+    _need_size(name, "the part length", part, span)
+    _need_size(name, "the number of parts", n, span)
+    f = _need_fn(name, f, span)
     parts, offsets = [], [0]
     for g in range(n):
         x = f(g)
         if not isinstance(x, Push):
-            raise EvalError(f"packConcat: part {g} is {describe(x)}, not a push array", span)
+            raise EvalError(f"{name}: part {g} is {describe(x)}, not a push array", span)
         if x.length > part:
-            raise EvalError(f"packConcat: part {g} has {x.length} elements, more than the part length "
-                            f"{part}", span)
+            raise EvalError(f"{name}: part {g} has {x.length} elements, more than the part length {part}", span)
         parts.append(x)
         offsets.append(offsets[-1] + x.length)
-    return PackConcatDelay(part, parts, offsets, span)
+    return parts, offsets
+
+
+def p_pack_concat(m, span, part, n, f):
+    """packConcat m n f: the parts f 0 .. f (n-1), each at most m elements, one after another."""
+    return PackConcatDelay(part, *_packed_parts("packConcat", span, part, n, f), span)
+
+
+def p_pack_threads(m, span, part, n, f):
+    """packThreads m n f: the thread-level parts f 0 .. f (n-1), each at most m elements,
+    one after another, a block-level array."""
+    return PackThreadsDelay(*_packed_parts("packThreads", span, part, n, f), span)
+
+
+def p_seq_filter(m, span, p, xs):
+    """seqFilter p xs: the elements x at i of xs for which p i x holds, in order (one thread)."""
+    p = _need_fn("seqFilter", p, span)
+    xs = _need_pull("seqFilter", xs, span)
+    kept = []
+    for i in range(xs.n):
+        x = xs.get(i)
+        keep = p(i)(x)
+        if type(keep) is not bool:
+            raise EvalError(f"seqFilter: the test gave {describe(keep)}, not a bool", span)
+        if keep:
+            kept.append(x)
+    return SeqFilterPush(kept, xs.n)
 
 
 def p_interleave(m, span, n, f, parts):
@@ -233,6 +260,8 @@ PRIMS: dict[str, Prim] = {p.name: p for p in [
     Prim("interleave", "vvv", p_interleave),
     Prim("scanConcat", "vvvvv", p_scan_concat),
     Prim("packConcat", "vvv", p_pack_concat),
+    Prim("packThreads", "vvv", p_pack_threads),
+    Prim("seqFilter", "vv", p_seq_filter),
     Prim("while", "vvv", p_while),
     Prim("foldl", "vvv", p_foldl),
     Prim("power", "vvv", p_power),

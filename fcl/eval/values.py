@@ -223,6 +223,36 @@ class PackConcatDelay(ConcatDelay):
         self.offsets = offsets[:-1]
 
 
+class SeqFilterPush(Push):
+    """``seqFilter p xs``: one thread's filter, the elements x at i of xs for which ``p i x``
+    holds, in order (a thread-level push array; its length is their count).  The test runs
+    when it is made: `items` holds the kept elements, `scanned` the elements tested."""
+
+    __slots__ = ("items", "scanned")
+
+    def __init__(self, items: list, scanned: int):
+        self.level = 0
+        self.length = len(items)
+        self.items = items
+        self.scanned = scanned
+
+
+class PackThreadsDelay(Push):
+    """``packThreads m n f``: the thread-level parts ``f 0`` .. ``f (n-1)`` (at most m elements
+    each), part t run by work-item t, one after another: part t starts at `offsets[t]`, the
+    sum of the lengths before it (a block-level push array)."""
+
+    __slots__ = ("parts", "offsets", "span")
+
+    def __init__(self, parts: list, offsets: list, span):
+        """`offsets`: the start of each part, then the length of the whole."""
+        self.level = 2
+        self.length = offsets[-1]
+        self.parts = parts
+        self.offsets = offsets[:-1]
+        self.span = span
+
+
 class ScanChain:
     """The n parts of a `scanConcat`, ``f g prefix`` in order of g, each with its own `prefix`
     function, and the running combination of the values the parts gave theirs."""

@@ -82,6 +82,13 @@ _TABLE: list[tuple[str, Type, str]] = [
      "packConcat m n f: the block-level parts f 0 .. f (n-1), each of at most m elements, one "
      "after another (part g starts where part g-1 ends); its length, the sum of theirs, only "
      "the device knows (one kernel: a look-back)"),
+    ("packThreads", fn(INT, INT, fn(INT, push(b, TLZERO)), push(b, BLOCK)),
+     "packThreads m n f: the thread-level parts f 0 .. f (n-1), each of at most m elements, "
+     "part t run by work-item t, one after another (part t starts where part t-1 ends); its "
+     "length, the sum of theirs, the block computes (a scan of the lengths in local memory)"),
+    ("seqFilter", fn(fn(INT, a, BOOL), pull(a), push(a, TLZERO)),
+     "seqFilter p xs: one thread's filter: the elements x at i of xs for which p i x holds, in "
+     "order; its length is their count"),
     ("reduceByIndex", fn(INT, fn(a, a, a), a, pull(INT), pull(a), pull(a)),
      "reduceByIndex bins op ne is vs: bin b is the fold of op from ne over the vs[i] with "
      "is[i] = b, in index order; indices outside [0, bins) are dropped"),

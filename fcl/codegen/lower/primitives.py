@@ -15,6 +15,7 @@ from fcl.codegen import kir as K
 from fcl.codegen.lower.builder import Ctx
 from fcl.codegen.lower.claims import Claims
 from fcl.codegen.lower.lookback import pack_concat, scan_concat
+from fcl.codegen.lower.packing import pack_threads, seq_filter
 from fcl.codegen.lower.loops import foldl, power_loop, seq_concat, seqfor, while_loop
 from fcl.codegen.lower.scatter import reduce_by_index, scatter
 from fcl.codegen.lower.schemes import check_count, fail_unless, force, parts_scheme, push_scheme
@@ -26,7 +27,8 @@ from fcl.types import terms as T
 
 # the primitives whose applications report, and place their buffers, at the span of their name
 SPANNED = frozenset({"force", "while", "push", "concat", "interleave", "foldl", "power", "seqfor",
-                     "seqConcat", "scanConcat", "packConcat", "generate", "reduceByIndex", "scatter"})
+                     "seqConcat", "scanConcat", "packConcat", "packThreads", "seqFilter", "generate",
+                     "reduceByIndex", "scatter"})
 
 
 def curried(arity: int, fn: Callable, name: str) -> SVal:
@@ -94,6 +96,7 @@ def primitives() -> dict[str, SVal]:
         "reduceByIndex": curried(5, reduce_by_index, "reduceByIndex"),
         "scatter": curried(3, scatter, "scatter"),
         "seqfor": curried(3, seqfor, "seqfor"),
+        "seqFilter": curried(2, seq_filter, "seqFilter"),
         "sizeOf": curried(1, size_of, "sizeOf"),
         "fst": curried(1, lambda c, p: p.a, "fst"),
         "snd": curried(1, lambda c, p: p.b, "snd"),
@@ -182,6 +185,15 @@ def _elem(fn):
     return at
 
 
+def _shaped(fn):
+    """A primitive whose result is a push array, at the type `t` of its occurrence: told the
+    shape of the result's elements (`packThreads`, which stages them in local memory)."""
+    def at(t: T.Type, name: str) -> SVal:
+        ty = NT.shape(NT.result(t).elem, f"the elements of `{name}`")
+        return curried(len(NT.params(t)), lambda ctx, *args: fn(ctx, *args, ty), name)
+    return at
+
+
 def _parts(fn):
     """`concat`/`interleave` (result Push a (1+l)) and `seqConcat` (result Push a l) at
     the type `t` of its occurrence: told the level of the result."""
@@ -196,4 +208,5 @@ def _parts(fn):
 
 TYPED = {"force": _elem(force), "while": _elem(while_loop), "power": _elem(power_loop),
          "concat": _parts(concat), "interleave": _parts(interleave), "seqConcat": _parts(seq_concat),
-         "scanConcat": _parts(scan_concat), "packConcat": _parts(pack_concat)}
+         "scanConcat": _parts(scan_concat), "packConcat": _parts(pack_concat),
+         "packThreads": _shaped(pack_threads)}

@@ -210,15 +210,36 @@ def placement(ctx: Ctx, level: int, n: K.Expr, what: str, role: str, ty: str):
     n = host_length(ctx, n, f"the array this {what} stores")
     if level == Level.GRID:
         return b.buffer("global", n, origin, role, ty=ty), K.cint(0)
+    room = n if isinstance(n, K.Const) or largest(n) is None else K.cint(largest(n))
     if level == Level.BLOCK:
-        return b.buffer("local", n, origin, role, ty=ty), K.cint(0)
+        return b.buffer("local", room, origin, role, ty=ty), K.cint(0)
     if level == Level.WARP:
-        rec = b.buffer("local", n, origin, role, per="warp", ty=ty)
-        return rec, K.mul(K.HwId("int", "wid"), n)
-    if isinstance(n, K.Const) and n.value <= PRIVATE_MAX:
-        return b.buffer("private", n, origin, role, ty=ty), K.cint(0)
+        rec = b.buffer("local", room, origin, role, per="warp", ty=ty)
+        return rec, K.mul(K.HwId("int", "wid"), room)
+    if isinstance(room, K.Const) and room.value <= PRIVATE_MAX:
+        return b.buffer("private", room, origin, role, ty=ty), K.cint(0)
     rec = b.buffer("local", n, origin, role, per="thread", ty=ty)
     return rec, K.mul(K.HwId("int", "lid"), n)
+
+
+def largest(e: K.Expr) -> int | None:
+    """The largest value e can take, where e is built of non-negative constants with `?:`,
+    +, * and / (a prelude's choice of chunk, `if n == 0 then 256 else 8192`, over
+    #BlockSize); None otherwise.  A local array of such a length takes room for the largest."""
+    if isinstance(e, K.Const) and e.ty == "int":
+        return e.value if e.value >= 0 else None
+    if isinstance(e, K.Select):
+        a, b = largest(e.a), largest(e.b)
+        return None if a is None or b is None else max(a, b)
+    if isinstance(e, K.Bin) and e.op in ("add", "mul", "div"):
+        a = largest(e.a)
+        if a is None:
+            return None
+        if e.op == "div":
+            return a // e.b.value if isinstance(e.b, K.Const) and e.b.value > 0 else None
+        b = largest(e.b)
+        return None if b is None else a + b if e.op == "add" else a * b
+    return None
 
 
 def placements(ctx: Ctx, level: int, n: K.Expr, what: str, role: str, shape: Shape):

@@ -16,10 +16,10 @@ both:
   loop, a branch inside one), also a barrier after B's last use or before
   A's first one (the next round's A starts after every work-item is done
   with B);
-* both have constant sizes, the same element type, copies (`per`) and layout
-  (A is sized to the larger).
+* both have constant sizes, the same element type and copies (`per`) (A is sized to the
+  larger, and skewed where either is: each keeps its accesses, which stay inside).
 
-Or B is written in place of A (`in_place`): block-level buffers whose uses
+Or B is written in place of A (`in_place`): block-level buffers of one layout whose uses
 overlap in a stretch of that sequence with no barrier, where each work-item
 reads A only at places it then writes in B, and nothing of A after writing
 its place in B: a chunk's scan rewrites its elements where they were loaded
@@ -107,7 +107,8 @@ class _Sharing:
                 for b in inside:
                     if a != b and _compatible(fixed[a], fixed[b], groups) and (
                             _apart(min(spans[a]), max(spans[a]), min(spans[b]), max(spans[b]), barriers, repeats)
-                            or self.in_place(seq, a, b, spans, barriers, repeats, uses, groups)):
+                            or fixed[a].layout == fixed[b].layout
+                            and self.in_place(seq, a, b, spans, barriers, repeats, uses, groups)):
                         return a, b
         return None
 
@@ -167,7 +168,10 @@ class _Sharing:
         size = max(old[keep].size.value, old[gone].size.value)
         origins = old[keep].origin.split("; ")
         origin = "; ".join(origins + [o for o in old[gone].origin.split("; ") if o not in origins])
-        self.buffers[keep] = dataclasses.replace(old[keep], size=K.cint(size), origin=origin)
+        # (apart, a skewed buffer and a plain one share the skewed room: each access keeps its own
+        # indexes, which stay within it)
+        layout = old[keep].layout or old[gone].layout
+        self.buffers[keep] = dataclasses.replace(old[keep], size=K.cint(size), origin=origin, layout=layout)
         del self.buffers[gone]
         self.alias[gone] = keep
         self.classes.union(gone, keep)
@@ -242,7 +246,7 @@ class _Uses:
 
 
 def _compatible(a: K.Buffer, b: K.Buffer, groups) -> bool:
-    return (a.ty, a.per, a.layout) == (b.ty, b.per, b.layout) and b.name not in groups.get(a.name, ())
+    return (a.ty, a.per) == (b.ty, b.per) and b.name not in groups.get(a.name, ())
 
 
 def _apart(a_first: int, a_last: int, b_first: int, b_last: int, barriers: list[int], repeats: bool) -> bool:

@@ -207,8 +207,8 @@ def failure_message(kind: str, values) -> str:
                 f"position {a * c + c} is written twice (by parts {a} and {a + 1})")
     if kind == "seqConcat-step":        # step a returned b elements, the part length is c
         return f"seqConcat: step {a} returned an array of length {b}, but every part must have length {c}"
-    if kind == "packConcat":            # part a has b elements, more than the part length c
-        return f"packConcat: part {a} has {b} elements, more than the part length {c}"
+    if kind in ("packConcat", "packThreads"):   # part a has b elements, more than the part length c
+        return f"{kind}: part {a} has {b} elements, more than the part length {c}"
     if kind == "interleave-part":       # part a has b elements, more than the part length c
         return f"interleave: part {a} has {b} elements, more than the part length {c}"
     if kind == "reduceByIndex-lengths":
