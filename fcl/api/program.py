@@ -44,10 +44,16 @@ def hardware(block_size=None, warp_size=None, num_groups=None, local_memory=None
 def device_local_memory(device=None) -> int:
     """#LocalMemory on `device` (a --device substring; the default device without it): its
     local memory per work-group, at most LOCAL_MEMORY (49152); LOCAL_MEMORY where no device
-    is usable (`fclc compile` on a machine without OpenCL)."""
+    is usable (`fclc compile` on a machine without OpenCL).  Oclgrind counts a kernel's
+    local arrays twice when the kernel's unchecked version follows it in the program
+    (`Launcher.check_device_local`): half its local memory, so that the prelude's chunks,
+    sized by #LocalMemory, fit as it counts them."""
     try:
         from fcl.runtime.device import choose_device    # lazy: imports pyopencl
-        return min(LOCAL_MEMORY, int(choose_device(device, notes=False).local_mem_size))
+        from fcl.runtime.platforms import is_oclgrind
+        dev = choose_device(device, notes=False)
+        size = int(dev.local_mem_size) // (2 if is_oclgrind(dev) else 1)
+        return min(LOCAL_MEMORY, size)
     except (EnvironmentProblem, ImportError):
         return LOCAL_MEMORY
 

@@ -29,6 +29,12 @@ device the parts run at once, so:
   Nothing else passes between work-groups, and Oclgrind sees no race;
 * a kernel launched before zeroes the status words and the counter (`_Status.zero`).
 
+A `packConcat`'s parts exchange their lengths, ints added in any order: its look-back
+(`_look_back_sum`) finds the window's nearest inclusive prefix with a local atomic_min and
+adds the lengths back to it with local atomic_adds, as the hand-written compaction does,
+instead of every work-item folding the window one part after another (on an H200, a filter
+of 2^26 ints in 0.214 ms instead of 0.224, with the kernel's run-time checks).
+
 `prefix` must run once in every part, by the whole block, at the part's top (not in a
 branch, a loop or per-element work): its barriers must be uniform and the parts after it
 wait for it.  Elsewhere it is a located refusal; where the evaluator would call it twice,
@@ -109,7 +115,7 @@ def pack_concat(ctx: Ctx, m: SScalar, count: SScalar, f: SVal, level: int) -> SP
             if not isinstance(part, SPush) or part.level != Level.BLOCK:
                 raise CompilerBug("packConcat of parts at the wrong level")
             state["g"] = g
-            state["offset"] = _prefix(body, body, SScalar(part.n), g, status, add, state).e
+            state["offset"] = _prefix(body, body, SScalar(part.n), g, status, add, state, summed=True).e
             return part
 
         def place(c2, p, j, count):
@@ -203,8 +209,9 @@ def _decode(st: _Status, words: list[K.Expr]) -> SVal:
     return build(st.shape, iter([SScalar(_value(x.e.ty, words)) for x in st.ne]))
 
 
-def _prefix(c: Ctx, body: Ctx, x: SVal, g: K.Expr, st: _Status, op: SVal, state: dict) -> SVal:
-    """`prefix x` in part g: publish x, look back, publish the inclusive prefix; the exclusive one."""
+def _prefix(c: Ctx, body: Ctx, x: SVal, g: K.Expr, st: _Status, op: SVal, state: dict, summed: bool = False) -> SVal:
+    """`prefix x` in part g: publish x, look back, publish the inclusive prefix; the exclusive one.
+    `summed`: the values are ints combined by + (packConcat's lengths), in any order."""
     if c.level != Level.BLOCK or c.elem is not None or c.stmts is not body.stmts:
         raise c.limitation("scan-prefix", "a scanConcat part's prefix function must be called at the top of the "
                            "part, by the whole block: not inside a branch, a loop or per-element work",
@@ -215,7 +222,7 @@ def _prefix(c: Ctx, body: Ctx, x: SVal, g: K.Expr, st: _Status, op: SVal, state:
     words = [c.bind(w, "word") for w in _encode(c, x, "the value a scanConcat part gives")]
     lid0 = K.binop("eq", K.HwId("int", "lid"), K.cint(0))
     c.emit(K.If(lid0, _publish(st, g, AGGREGATE, words)))
-    exclusive = _look_back(c, g, st, op)
+    exclusive = _look_back_sum(c, g, st) if summed else _look_back(c, g, st, op)
     last = c.sub()
     incl = [last.bind(w, "word") for w in _encode(last, apply2(last, op, exclusive, x),
                                                   "the values scanConcat's parts exchange")]
@@ -253,6 +260,49 @@ def _look_back(c: Ctx, g: K.Expr, st: _Status, op: SVal) -> SVal:
                   + (K.Barrier("the look-back window is combined"),
                      K.Assign(win.end, K.sub(K.Var("int", win.end), K.cint(width))))))
     return _values(st, newer)
+
+
+def _look_back_sum(c: Ctx, g: K.Expr, st: _Status) -> SVal:
+    """`_look_back` for ints combined by + in any order (packConcat's lengths), as the hand-
+    written compaction does it: work-item l (< WINDOW) reads the status of part end - l; the
+    nearest inclusive prefix in the window is found with a local atomic_min and the values
+    from the nearest part back to it added with local atomic_adds, not folded one by one by
+    every work-item; where the window holds no inclusive prefix, all of it, and the window
+    moves back."""
+    b = c.b
+    width = min(WINDOW, b.hw["#BlockSize"])
+    origin = f"{st.origin}: the look-back"
+    nearest = b.buffer("local", K.cint(1), f"{origin}'s nearest inclusive prefix", "temp", ty="int").name
+    total = b.buffer("local", K.cint(1), f"{origin}'s sum", "temp", ty="int").name
+    lid = K.HwId("int", "lid")
+    before, end, done = b.fresh("before"), b.fresh("end"), b.fresh("done")
+    c.emit(K.If(K.binop("eq", lid, K.cint(0)), (K.Store(nearest, K.cint(0), K.cint(width)),
+                                                 K.Store(total, K.cint(0), K.cint(0)))))
+    c.emit(K.Barrier(f"{origin}'s sum starts at 0"))
+    for name, init in ((before, K.cint(0)), (end, K.sub(g, K.cint(1)))):
+        c.emit(K.DeclVar(name, init))
+    c.emit(K.DeclVar(done, K.Const("bool", False)))
+    j, f, v, seen, t, stop = (b.fresh(x) for x in ("j", "flag", "w", "seen", "status", "stop"))
+    jv, sv = K.Var("int", j), K.Var("long", seen)
+    spin = K.Loop((K.Atomic("add", st.slots[0], jv, K.Const("long", 0), t), K.Assign(seen, K.Var("long", t))),
+                  K.unop("not", K.binop("ne", K.call("hi_word", (sv,), "int"), K.cint(0))), ())
+    read = (K.Let(j, K.sub(K.Var("int", end), lid)), K.DeclVar(f, K.cint(INCLUSIVE)),
+            K.If(K.binop("ge", jv, K.cint(0)),
+                 (K.DeclVar(seen, K.Const("long", 0)), spin,
+                  K.Assign(f, K.call("hi_word", (sv,), "int")), K.Assign(v, K.call("lo_word", (sv,), "int")))),
+            K.If(K.binop("eq", K.Var("int", f), K.cint(INCLUSIVE)), (K.Atomic("min", nearest, K.cint(0), lid),)))
+    inside = K.binop("and", K.lt(lid, K.cint(width)), K.binop("le", lid, K.Var("int", stop)))
+    c.emit(K.Loop((), K.unop("not", K.Var("bool", done)),
+                  (K.DeclVar(v, K.cint(0)), K.If(K.lt(lid, K.cint(width)), read),
+                   K.Barrier("the look-back window is read"),
+                   K.Let(stop, K.Load("int", nearest, K.cint(0))),
+                   K.If(inside, (K.Atomic("add", total, K.cint(0), K.Var("int", v)),)),
+                   K.Barrier("the look-back window is summed"),
+                   K.Assign(before, K.Load("int", total, K.cint(0))),
+                   K.Assign(done, K.lt(K.Var("int", stop), K.cint(width))),
+                   K.Barrier("the look-back's sum is read"),
+                   K.Assign(end, K.sub(K.Var("int", end), K.cint(width))))))
+    return SScalar(K.Var("int", before))
 
 
 class _Window:

@@ -18,7 +18,8 @@ from __future__ import annotations
 from fcl.base.hw import Level
 from fcl.codegen import kir as K
 from fcl.codegen.lower.builder import Ctx, origin_of
-from fcl.codegen.lower.schemes import check_count, check_level, fail_unless, force, largest, push_scheme
+from fcl.codegen.lower.schemes import (check_count, check_level, fail_unless, largest, names_of, placements,
+                                      push_scheme, reader, store_writer, sync)
 from fcl.codegen.lower.values import SPull, SPush, SScalar, SVal, Shape, apply, apply2
 
 
@@ -89,15 +90,18 @@ def pack_threads(ctx: Ctx, m: SScalar, count: SScalar, f: SVal, ty: Shape) -> SP
     # the parts' lengths, then their inclusive scan, in local memory
     origin = origin_of(span, "packThreads")
     lengths = ctx.b.buffer("local", K.cint(n), f"{origin}: the parts' lengths", "temp", ty="int").name
-    ctx.emit(K.If(mine, (K.Store(lengths, lid, length),)))
+    # (a part too long counts nothing: the run-time error is reported, and no element of the
+    # result is read from room it did not write)
+    ctx.emit(K.If(mine, (K.Store(lengths, lid, K.select(fits, length, K.cint(0))),)))
     ctx.emit(K.Barrier(f"{origin}: the parts' lengths"))
     incl = SPull(count.e, lambda c, t: SScalar(K.Load("int", lengths, t)))
     d = 1
     while d < n:
         prev, step = incl, d
-        incl = force(ctx, push_scheme(Level.BLOCK, SPull(count.e, lambda c, t, prev=prev, step=step: SScalar(
+        incl = _staged(ctx, push_scheme(Level.BLOCK, SPull(count.e, lambda c, t, prev=prev, step=step: SScalar(
             K.select(K.binop("ge", t, K.cint(step)),
-                     K.add(prev.at(c, K.sub(t, K.cint(step))).e, prev.at(c, t).e), prev.at(c, t).e))), span), "int")
+                     K.add(prev.at(c, K.sub(t, K.cint(step))).e, prev.at(c, t).e), prev.at(c, t).e))), span),
+                       K.cint(n), "int", "packThreads (a step of the scan of the parts' lengths)")
         d *= 2
     total = ctx.bind(incl.at(ctx, K.cint(n - 1)).e, "total")
     start = ctx.bind(K.sub(K.call("min", (incl.at(ctx, K.call("min", (lid, K.cint(n - 1)), "int")).e, total),
@@ -107,6 +111,16 @@ def pack_threads(ctx: Ctx, m: SScalar, count: SScalar, f: SVal, ty: Shape) -> SP
         writes = c.sub(Level.THREAD, guard=fits)
         part.run(writes, lambda c2, j, v: w(c2, K.add(start, j), v))
         c.emit(K.If(K.binop("and", mine, fits) if n < bs else fits, tuple(writes.stmts)))
-    staged = force(ctx, SPush(Level.BLOCK, K.cint(room * n), stage, span), ty)
+    staged = _staged(ctx, SPush(Level.BLOCK, K.cint(room * n), stage, span), total, ty,
+                     "packThreads (the parts, each at its start)")
     return push_scheme(Level.BLOCK, SPull(total, staged.at), span)
+
+
+def _staged(ctx: Ctx, arr: SPush, n: K.Expr, ty: Shape, what: str) -> SPull:
+    """Block-level arr (arr.n a constant: its room) in local memory, its first n elements read
+    back: a `force` of packThreads' own, its buffer named for packThreads."""
+    recs, base = placements(ctx, Level.BLOCK, arr.n, what, "temp", ty)
+    arr.run(ctx, store_writer(recs, base))
+    sync(ctx, Level.BLOCK, recs[0].origin)
+    return reader(names_of(recs), base, n, ty)
 
