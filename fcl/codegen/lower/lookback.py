@@ -110,12 +110,13 @@ def pack_concat(ctx: Ctx, m: SScalar, count: SScalar, f: SVal, level: int) -> SP
         status.zero(b)
 
         def at(body: Ctx, p: K.Expr) -> SVal:
+            window = _sum_window(body, status)      # (set before the ticket's barrier)
             g = _take_ticket(body, status, n)
             part = apply(body, f, SScalar(g))
             if not isinstance(part, SPush) or part.level != Level.BLOCK:
                 raise CompilerBug("packConcat of parts at the wrong level")
             state["g"] = g
-            state["offset"] = _prefix(body, body, SScalar(part.n), g, status, add, state, summed=True).e
+            state["offset"] = _prefix(body, body, SScalar(part.n), g, status, add, state, summed=window).e
             return part
 
         def place(c2, p, j, count):
@@ -209,9 +210,11 @@ def _decode(st: _Status, words: list[K.Expr]) -> SVal:
     return build(st.shape, iter([SScalar(_value(x.e.ty, words)) for x in st.ne]))
 
 
-def _prefix(c: Ctx, body: Ctx, x: SVal, g: K.Expr, st: _Status, op: SVal, state: dict, summed: bool = False) -> SVal:
+def _prefix(c: Ctx, body: Ctx, x: SVal, g: K.Expr, st: _Status, op: SVal, state: dict,
+            summed: tuple | None = None) -> SVal:
     """`prefix x` in part g: publish x, look back, publish the inclusive prefix; the exclusive one.
-    `summed`: the values are ints combined by + (packConcat's lengths), in any order."""
+    `summed`: the values are ints combined by + (packConcat's lengths), in any order, and these
+    are `_sum_window`'s buffers."""
     if c.level != Level.BLOCK or c.elem is not None or c.stmts is not body.stmts:
         raise c.limitation("scan-prefix", "a scanConcat part's prefix function must be called at the top of the "
                            "part, by the whole block: not inside a branch, a loop or per-element work",
@@ -222,7 +225,7 @@ def _prefix(c: Ctx, body: Ctx, x: SVal, g: K.Expr, st: _Status, op: SVal, state:
     words = [c.bind(w, "word") for w in _encode(c, x, "the value a scanConcat part gives")]
     lid0 = K.binop("eq", K.HwId("int", "lid"), K.cint(0))
     c.emit(K.If(lid0, _publish(st, g, AGGREGATE, words)))
-    exclusive = _look_back_sum(c, g, st) if summed else _look_back(c, g, st, op)
+    exclusive = _look_back_sum(c, g, st, summed) if summed else _look_back(c, g, st, op)
     last = c.sub()
     incl = [last.bind(w, "word") for w in _encode(last, apply2(last, op, exclusive, x),
                                                   "the values scanConcat's parts exchange")]
@@ -262,7 +265,20 @@ def _look_back(c: Ctx, g: K.Expr, st: _Status, op: SVal) -> SVal:
     return _values(st, newer)
 
 
-def _look_back_sum(c: Ctx, g: K.Expr, st: _Status) -> SVal:
+def _sum_window(c: Ctx, st: _Status) -> tuple[str, str]:
+    """`_look_back_sum`'s local words, the nearest inclusive prefix in the window (none yet:
+    the window's width) and the sum so far (0), set by work-item 0 at the part's top."""
+    b = c.b
+    origin = f"{st.origin}: the look-back"
+    nearest = b.buffer("local", K.cint(1), f"{origin}'s nearest inclusive prefix", "temp", ty="int").name
+    total = b.buffer("local", K.cint(1), f"{origin}'s sum", "temp", ty="int").name
+    width = min(WINDOW, b.hw["#BlockSize"])
+    c.emit(K.If(K.binop("eq", K.HwId("int", "lid"), K.cint(0)), (K.Store(nearest, K.cint(0), K.cint(width)),
+                                                                 K.Store(total, K.cint(0), K.cint(0)))))
+    return nearest, total
+
+
+def _look_back_sum(c: Ctx, g: K.Expr, st: _Status, window: tuple[str, str]) -> SVal:
     """`_look_back` for ints combined by + in any order (packConcat's lengths), as the hand-
     written compaction does it: work-item l (< WINDOW) reads the status of part end - l; the
     nearest inclusive prefix in the window is found with a local atomic_min and the values
@@ -271,14 +287,9 @@ def _look_back_sum(c: Ctx, g: K.Expr, st: _Status) -> SVal:
     moves back."""
     b = c.b
     width = min(WINDOW, b.hw["#BlockSize"])
-    origin = f"{st.origin}: the look-back"
-    nearest = b.buffer("local", K.cint(1), f"{origin}'s nearest inclusive prefix", "temp", ty="int").name
-    total = b.buffer("local", K.cint(1), f"{origin}'s sum", "temp", ty="int").name
+    nearest, total = window
     lid = K.HwId("int", "lid")
     before, end, done = b.fresh("before"), b.fresh("end"), b.fresh("done")
-    c.emit(K.If(K.binop("eq", lid, K.cint(0)), (K.Store(nearest, K.cint(0), K.cint(width)),
-                                                 K.Store(total, K.cint(0), K.cint(0)))))
-    c.emit(K.Barrier(f"{origin}'s sum starts at 0"))
     for name, init in ((before, K.cint(0)), (end, K.sub(g, K.cint(1)))):
         c.emit(K.DeclVar(name, init))
     c.emit(K.DeclVar(done, K.Const("bool", False)))

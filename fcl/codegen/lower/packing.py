@@ -111,9 +111,13 @@ def pack_threads(ctx: Ctx, m: SScalar, count: SScalar, f: SVal, ty: Shape) -> SP
         writes = c.sub(Level.THREAD, guard=fits)
         part.run(writes, lambda c2, j, v: w(c2, K.add(start, j), v))
         c.emit(K.If(K.binop("and", mine, fits) if n < bs else fits, tuple(writes.stmts)))
-    staged = _staged(ctx, SPush(Level.BLOCK, K.cint(room * n), stage, span), total, ty,
-                     "packThreads (the parts, each at its start)")
-    return push_scheme(Level.BLOCK, SPull(total, staged.at), span)
+    def run(c: Ctx, w):
+        # (staged when the array runs, not when it is made: a packConcat's part gives its
+        # length to the look-back first, so the parts after it wait less)
+        staged = _staged(c, SPush(Level.BLOCK, K.cint(room * n), stage, span), total, ty,
+                         "packThreads (the parts, each at its start)")
+        push_scheme(Level.BLOCK, SPull(total, staged.at), span).run(c, w)
+    return SPush(Level.BLOCK, total, run, span)
 
 
 def _staged(ctx: Ctx, arr: SPush, n: K.Expr, ty: Shape, what: str) -> SPull:
