@@ -38,3 +38,25 @@ def test_pack_where_by_keeps_runs_in_registers_and_stages_where_the_chunk_was():
     for k in kernels:                                 # the chunk and the staged runs share one area
         sizes = [int(n) for n in re.findall(r"__local int l\d+\[(\d+)\]", k)]
         assert sum(n >= 8192 for n in sizes) == 1, sizes
+
+
+SIZES = {"int": 4, "float": 4, "uchar": 1, "double": 8, "long": 8}
+
+
+def kernel_local_bytes(source: str) -> list[int]:
+    """The bytes of local arrays each kernel of `source` declares."""
+    return [sum(SIZES[ty] * int(n) for ty, n in re.findall(r"__local (\w+) l\d+\[(\d+)\]", k))
+            for k in source.split("__kernel")[1:]]
+
+
+@pytest.mark.parametrize("path, entry, static", [
+    ("examples/scan.fcl", "composePrefixSum", {"n": 5000}),      # one part: no part loop
+    ("examples/scan.fcl", "composePrefixSum", None),
+    ("bench/programs.fcl", "keepBelow50", None),
+    ("bench/programs.fcl", "segSums", None)])
+def test_one_pass_kernels_fit_48_kb(path, entry, static):
+    """share_local takes the merge that saves the most first: a chunk's tile written in place
+    by its scan, not a small buffer in the scan's place (which left two chunks, 69768 bytes,
+    where composePrefixSum has one part)."""
+    k = fcl.load_file(path).compile(entry, block_size=256, local_memory=49152, static=static)
+    assert max(kernel_local_bytes(k.opencl_source)) <= 49152

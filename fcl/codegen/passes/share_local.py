@@ -95,6 +95,7 @@ class _Sharing:
         groups = self.groups()
         uses = _Uses(groups, self.names, self.rank)
         total = uses.count(self.k.body)
+        candidates = []
         for seq, repeats in self.blocks:
             spans: dict[str, list[int]] = {}
             for i, s in enumerate(seq):
@@ -105,11 +106,16 @@ class _Sharing:
             barriers = [i for i, s in enumerate(seq) if isinstance(s, K.Barrier)]
             for a in inside:
                 for b in inside:
-                    if a != b and _compatible(fixed[a], fixed[b], groups) and (
-                            _apart(min(spans[a]), max(spans[a]), min(spans[b]), max(spans[b]), barriers, repeats)
-                            or fixed[a].layout == fixed[b].layout
-                            and self.in_place(seq, a, b, spans, barriers, repeats, uses, groups)):
-                        return a, b
+                    if a != b and _compatible(fixed[a], fixed[b], groups):
+                        saved = min(fixed[a].size.value, fixed[b].size.value)
+                        candidates.append((-saved, len(candidates), a, b, seq, spans, barriers, repeats))
+        # the merge that saves the most first: a chunk's tile written in place by its scan
+        # before a small buffer takes the scan's place (a single part: no part loop)
+        for _, _, a, b, seq, spans, barriers, repeats in sorted(candidates, key=lambda c: c[:2]):
+            if (_apart(min(spans[a]), max(spans[a]), min(spans[b]), max(spans[b]), barriers, repeats)
+                    or fixed[a].layout == fixed[b].layout
+                    and self.in_place(seq, a, b, spans, barriers, repeats, uses, groups)):
+                return a, b
         return None
 
     def in_place(self, seq, a: str, b: str, spans, barriers, repeats: bool, uses, groups) -> bool:
