@@ -18,8 +18,7 @@ from __future__ import annotations
 from fcl.base.hw import Level
 from fcl.codegen import kir as K
 from fcl.codegen.lower.builder import Ctx, origin_of
-from fcl.codegen.lower.schemes import (check_count, check_level, fail_unless, largest, names_of, placements,
-                                      push_scheme, reader, store_writer, sync)
+from fcl.codegen.lower.schemes import check_count, check_level, fail_unless, force, largest, push_scheme
 from fcl.codegen.lower.values import SPull, SPush, SScalar, SVal, Shape, apply, apply2
 
 
@@ -98,10 +97,10 @@ def pack_threads(ctx: Ctx, m: SScalar, count: SScalar, f: SVal, ty: Shape) -> SP
     d = 1
     while d < n:
         prev, step = incl, d
-        incl = _staged(ctx, push_scheme(Level.BLOCK, SPull(count.e, lambda c, t, prev=prev, step=step: SScalar(
+        incl = force(ctx, push_scheme(Level.BLOCK, SPull(count.e, lambda c, t, prev=prev, step=step: SScalar(
             K.select(K.binop("ge", t, K.cint(step)),
                      K.add(prev.at(c, K.sub(t, K.cint(step))).e, prev.at(c, t).e), prev.at(c, t).e))), span),
-                       K.cint(n), "int", "packThreads (a step of the scan of the parts' lengths)")
+                       "int", "packThreads (a step of the scan of the parts' lengths)", "temp")
         d *= 2
     total = ctx.bind(incl.at(ctx, K.cint(n - 1)).e, "total")
     start = ctx.bind(K.sub(K.call("min", (incl.at(ctx, K.call("min", (lid, K.cint(n - 1)), "int")).e, total),
@@ -114,17 +113,8 @@ def pack_threads(ctx: Ctx, m: SScalar, count: SScalar, f: SVal, ty: Shape) -> SP
     def run(c: Ctx, w):
         # (staged when the array runs, not when it is made: a packConcat's part gives its
         # length to the look-back first, so the parts after it wait less)
-        staged = _staged(c, SPush(Level.BLOCK, K.cint(room * n), stage, span), total, ty,
-                         "packThreads (the parts, each at its start)")
+        staged = force(c, SPush(Level.BLOCK, K.cint(room * n), stage, span), ty,
+                       "packThreads (the parts, each at its start)", "temp")
         push_scheme(Level.BLOCK, SPull(total, staged.at), span).run(c, w)
     return SPush(Level.BLOCK, total, run, span)
-
-
-def _staged(ctx: Ctx, arr: SPush, n: K.Expr, ty: Shape, what: str) -> SPull:
-    """Block-level arr (arr.n a constant: its room) in local memory, its first n elements read
-    back: a `force` of packThreads' own, its buffer named for packThreads."""
-    recs, base = placements(ctx, Level.BLOCK, arr.n, what, "temp", ty)
-    arr.run(ctx, store_writer(recs, base))
-    sync(ctx, Level.BLOCK, recs[0].origin)
-    return reader(names_of(recs), base, n, ty)
 

@@ -309,8 +309,9 @@ def sync(ctx: Ctx, level: int, why: str):
         ctx.emit(K.Barrier(why))
 
 
-def force(ctx: Ctx, arr: SPush, ty: Shape) -> SPull:
-    """Materialise a push array of `ty` where its level says (registers, local, global)."""
+def force(ctx: Ctx, arr: SPush, ty: Shape, what: str = "force", role: str = "force") -> SPull:
+    """Materialise a push array of `ty` where its level says (registers, local, global); its
+    buffers named for `what` (a primitive that stages an array of its own: `packThreads`)."""
     if Level.WARP <= arr.level <= Level.BLOCK and ctx.level < arr.level and ctx.elem is not None:
         return collective_force(ctx, arr, ty)
     check_level(ctx, arr.level, "force")
@@ -319,7 +320,7 @@ def force(ctx: Ctx, arr: SPush, ty: Shape) -> SPull:
                         "not inside a part of a concat or inside per-element work")
     # (an array whose length is known once it has run, a packConcat's: room for the most)
     n = host_length(ctx, arr.n if arr.bound is None else arr.bound, "the array this force stores")
-    recs, base = placements(ctx, arr.level, n, "force", "force", ty)
+    recs, base = placements(ctx, arr.level, n, what, role, ty)
     arr.run(ctx, store_writer(recs, base))
     if arr.level == Level.GRID:
         ctx.b.split_kernel()
