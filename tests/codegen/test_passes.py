@@ -415,6 +415,7 @@ VECTORISED = [  # (file, entry, arguments for a size n): kernels the vectorize p
                                                      (np.arange(n) % 5).astype(np.float32)]),
     ("examples/scan.fcl", "scanAll", lambda n: [np.arange(n, dtype=np.int32) * 3 - 500]),     # chunks of 1024
     ("bench/programs.fcl", "segSums", lambda n: [np.arange(n) % 7 == 0, np.arange(n, dtype=np.int32) - 9]),
+    ("tests/programs/arithmetic.fcl", "boolOps", lambda n: [np.arange(n) % 3 == 0, np.arange(n, dtype=np.int32) - 5]),
 ]
 
 
@@ -476,6 +477,10 @@ def test_vectorize_renders_cast_pointers_and_is_off_with_its_switches():
     assert "out2[i3] = in0_1[i3];" in text                              # the last n0 % 4
     for options in ({"no_pass": ("vectorize",)}, {"opt_level": 0}):
         assert "int4" not in prog.compile("copyGrid", **options).opencl_source
+    # bools as uchar4, both ways: a map of bools, and a segmented scan's flags
+    text = fcl.load_file("tests/programs/arithmetic.fcl").compile("boolOps").opencl_source
+    assert "((__global const uchar4*)in0_1)[" in text and "((__global uchar4*)out3)[" in text
+    assert "((__global const uchar4*)in0_1)[" in prog.compile("segSums").opencl_source
 
 
 def test_verifier_rejects_vector_accesses_it_cannot_print():

@@ -1,4 +1,4 @@
-"""The `vectorize` pass: contiguous accesses to int/float buffers as int4/float4 loads and stores.
+"""The `vectorize` pass: contiguous accesses to int/float/bool buffers as int4/float4/uchar4 loads and stores.
 
 Three rewrites, all only where they are provably exact:
 
@@ -75,10 +75,10 @@ renderer where they have vector accesses: matmulF's work-item reads 4
 consecutive elements of a row of its tile of a, and 4 consecutive columns
 of its tile of b, as one float4 each (a quarter of the load instructions
 in its inner loop).  A barrier cuts a run of loads of a local buffer the
-kernel writes.  Not here: private memory, local buffers of run-time size,
-doubles and bools (but a grid-level interleave's tags, which `lower.claims`
-reads and clears as uchar4 itself), runs mixing checked and unchecked
-loads, strided or reversed runs, loops other than the grid-stride one.
+kernel writes.  Bools (a byte each) go as uchar4, as ints do as int4: a segmented scan's
+flags, a map to bools.  Not here: private memory, local buffers of run-time size, doubles,
+runs mixing checked and unchecked loads, strided or reversed runs, loops other than the
+grid-stride one.
 """
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ Op = K.Op
 COMBINING = frozenset({"add", "min", "max", "and", "or", "xor"})    # atomics whose order does not matter
 WORK_ITEM_IDS = frozenset({K.Hw.LID, K.Hw.WID, K.Hw.LANE, K.Hw.GLOBAL_ID})   # differ between work-items of a group
 WIDTH = 4
-ELEMENTS = ("int", "float")          # 4-byte elements: int4, float4
+ELEMENTS = ("int", "float", "bool")   # int4, float4, and bools as uchar4
 
 
 def vectorize(plan: P.Plan) -> P.Plan:
@@ -603,7 +603,7 @@ def quad_runs(plan: P.Plan, k: K.Kernel):
                 yield facts, [payload for element in elements for _, _, payload in element]
 
 
-PASS = Pass("vectorize", "int4/float4 loads and stores: grid-stride loops of independent elements of global "
+PASS = Pass("vectorize", "int4/float4/uchar4 (bools) loads and stores: grid-stride loops of independent elements of global "
                          "buffers in runs of 4 a work-item (then the last n % 4), block-stride loops of more than "
                          "16 rounds in runs of 4 (a partial last run's guards decided once), and 4 unchecked accesses "
                          "a[4k] .. a[4k + 3] of a global or constant-sized local buffer in straight-line code", vectorize)
