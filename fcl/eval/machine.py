@@ -356,7 +356,8 @@ class Machine:
                         f"position {pos} is written twice (by parts {i} and {i + 1})", p.span)
 
     def _run_interleave(self, p: InterleaveDelay, sink) -> None:
-        f, chunk, total = p.f, p.chunk, p.length
+        """interleave (positions from p.f) and placeConcat (from the elements' firsts)."""
+        f, chunk, total, name = p.f, p.chunk, p.length, _kind(p)
         owner = [-1] * total
         short = []
 
@@ -364,19 +365,22 @@ class Machine:
             if part.length < chunk:
                 short.append((i, part.length))
             if part.length > chunk:
-                raise EvalError(f"interleave: part {i} has {part.length} elements, more than "
+                raise EvalError(f"{name}: part {i} has {part.length} elements, more than "
                                 f"the part length {chunk}", p.span)
 
             def write(j, v):
-                pos = f((i, j))
-                if type(pos) is not int:
-                    raise EvalError(f"interleave: the position function returned {describe(pos)}",
-                                    p.span)
+                if f is None:
+                    pos, v = v
+                else:
+                    pos = f((i, j))
+                    if type(pos) is not int:
+                        raise EvalError(f"interleave: the position function returned {describe(pos)}",
+                                        p.span)
                 if not 0 <= pos < total:
-                    raise EvalError(f"interleave: part {i}, element {j} goes to position {pos}, "
+                    raise EvalError(f"{name}: part {i}, element {j} goes to position {pos}, "
                                     f"outside the result (length {total})", p.span)
                 if owner[pos] >= 0:
-                    raise EvalError(f"interleave is not injective: position {pos} is written "
+                    raise EvalError(f"{name} is not injective: position {pos} is written "
                                     f"twice (write conflict between part {owner[pos]} and part {i})",
                                     p.span)
                 owner[pos] = i
@@ -389,7 +393,7 @@ class Machine:
             more = f" and {len(holes) - 5} more" if len(holes) > 5 else ""
             why = (f" (part {short[0][0]} has {short[0][1]} elements, fewer than the part length {chunk})"
                    if short else "")
-            raise EvalError(f"interleave leaves holes: positions {', '.join(map(str, holes[:5]))}"
+            raise EvalError(f"{name} leaves holes: positions {', '.join(map(str, holes[:5]))}"
                             f"{more} are never written{why}", p.span)
 
     # ------------------------------------------------------------ loops
@@ -507,7 +511,7 @@ class Machine:
 
 def _kind(p: ConcatDelay) -> str:
     """The primitive that made a delayed concatenation, for messages."""
-    return ("interleave" if isinstance(p, InterleaveDelay) else
+    return (("interleave" if p.f is not None else "placeConcat") if isinstance(p, InterleaveDelay) else
             "scanConcat" if isinstance(p, ScanConcatDelay) else
             "packConcat" if isinstance(p, PackConcatDelay) else "concat")
 

@@ -170,6 +170,11 @@ def p_interleave(m, span, n, f, parts):
     return InterleaveDelay(n, _need_fn("interleave", f, span), _need_pull("interleave", parts, span), span)
 
 
+def p_place_concat(m, span, n, parts):
+    _need_size("placeConcat", "the part length", n, span)
+    return InterleaveDelay(n, None, _need_pull("placeConcat", parts, span), span)
+
+
 def p_while(m, span, cond, step, init):
     return m.run_while(_need_fn("while", cond, span), _need_fn("while", step, span), _need_push("while", init, span), span)
 
@@ -258,6 +263,7 @@ PRIMS: dict[str, Prim] = {p.name: p for p in [
     Prim("force", "v", p_force),
     Prim("concat", "vv", p_concat),
     Prim("interleave", "vvv", p_interleave),
+    Prim("placeConcat", "vv", p_place_concat),
     Prim("scanConcat", "vvvvv", p_scan_concat),
     Prim("packConcat", "vvv", p_pack_concat),
     Prim("packThreads", "vvv", p_pack_threads),

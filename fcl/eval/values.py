@@ -188,7 +188,8 @@ class ConcatDelay(Push):
 
 
 class InterleaveDelay(ConcatDelay):
-    """``interleave chunk f parts``: part i's element j goes to ``f (i, j)``."""
+    """``interleave chunk f parts``: part i's element j goes to ``f (i, j)``; ``placeConcat
+    chunk parts`` (f None): each element is a pair (position, value), the value going there."""
 
     __slots__ = ("f",)
 

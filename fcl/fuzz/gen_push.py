@@ -90,6 +90,12 @@ class PushGen(GenBase):
             return (f"(let {src} = {arr} in {weave} {m} "
                     f"(mapPull (fn {p} => {part}) (splitUp {m} {src})))")
         place = self.position(src, ij, m)
+        if self.r.random() < 0.3:       # the same places carried by the elements: placeConcat
+            self.features.add(f"placeConcat {LEVEL_KEYWORDS[level]}")
+            i, j, x = self.fresh("i"), self.fresh("j"), self.fresh("x")
+            return (f"(let {src} = {arr} in placeConcat {m} (generate (lengthPull {src} / {m}) (fn {i} => "
+                    f"let {p} = generate {m} (fn {j} => index {src} ({i} * {m} + {j})) in "
+                    f"zipWithPush (fn {j} => fn {x} => (let {ij} = ({i}, {j}) in {place}, {x})) (iota {m}) ({part}))))")
         return (f"(let {src} = {arr} in interleave {m} (fn {ij} => {place}) "
                 f"(mapPull (fn {p} => {part}) (splitUp {m} {src})))")
 

@@ -69,7 +69,7 @@ def located(e) -> bool:
 # the kinds of run-time error, by message (the device need not report the same error as
 # the evaluator when there are several: it runs the elements in another order)
 ERROR_CLASSES = (("division by zero", "division by zero"), ("out of range", "index out of range"),
-                 ("concat", "part length"), ("interleave", "interleave position"),
+                 ("concat", "part length"), ("interleave", "interleave position"), ("placeConcat", "placeConcat position"),
                  ("must not be negative", "negative length"), ("is negative", "negative length"),
                  ("never written", "position never written"), ("terminat", "while that does not end"),
                  ("while ran", "while that does not end"))

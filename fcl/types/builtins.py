@@ -64,6 +64,8 @@ _TABLE: list[tuple[str, Type, str]] = [
     ("concat", fn(INT, pull(push(a, L)), push(a, L1)), "first argument: length of every part"),
     ("interleave", fn(INT, fn(pair(INT, INT), INT), pull(push(a, L)), push(a, L1)),
      "part i's element j goes to f (i, j)"),
+    ("placeConcat", fn(INT, pull(push(pair(INT, a), L)), push(a, L1)),
+     "placeConcat n parts: each element (p, x) of a part (n elements each) puts x at position p"),
     ("while", fn(fn(pull(a), BOOL), fn(pull(a), push(a, L)), push(a, L), pull(a)),
      "forces the initial array, then steps while the condition holds"),
     ("foldl", fn(fn(a, b, a), a, pull(b), a), "sequential loop in one thread"),

@@ -73,8 +73,8 @@ TAGS = 4        # tags a work-item checks at a time (a uchar4)
 class Claims:
     """The claims of one `interleave` of n-element parts at `level` (see the module)."""
 
-    def __init__(self, ctx: Ctx, level: int, n: K.Expr, span):
-        self.ctx, self.level, self.n, self.span = ctx, level, n, span
+    def __init__(self, ctx: Ctx, level: int, n: K.Expr, span, name: str = "interleave"):
+        self.ctx, self.level, self.n, self.span, self.name = ctx, level, n, span, name
         self.proven: K.Expr | None = None       # where no claims are needed (decided at the first write)
         self.rec = None
         self.tags = None                        # grid level: a byte a place (see the module)
@@ -93,8 +93,8 @@ class Claims:
             return
         b, total = c.b, K.mul(self.n, count)
         self.total = total
-        origin = f"claims of the interleave at {self.span.source.name}:{self.span.line}" if self.span else "claims"
-        what = "the claims of this interleave's places"
+        origin = f"claims of the {self.name} at {self.span.source.name}:{self.span.line}" if self.span else "claims"
+        what = f"the claims of this {self.name}'s places"
         if self.level == Level.GRID:
             size = host_length(self.ctx, total, what, self.span)
             if not K.is_const(self.proven, False):
@@ -153,7 +153,7 @@ class Claims:
         a place claimed before), or None where the proof holds for certain."""
         if self.rec is None:
             return None
-        take, free, failed = claim_place(c.b, self.rec.name, K.add(self.base, pos), pos, p, "interleave-twice",
+        take, free, failed = claim_place(c.b, self.rec.name, K.add(self.base, pos), pos, p, f"{self.name}-twice",
                                          self.span)
         if self.tags is None:
             return self.proven, (take,), free, failed

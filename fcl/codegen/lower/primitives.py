@@ -26,7 +26,7 @@ from fcl.types import terms as T
 
 
 # the primitives whose applications report, and place their buffers, at the span of their name
-SPANNED = frozenset({"force", "while", "push", "concat", "interleave", "foldl", "power", "seqfor",
+SPANNED = frozenset({"force", "while", "push", "concat", "interleave", "placeConcat", "foldl", "power", "seqfor",
                      "seqConcat", "scanConcat", "packConcat", "packThreads", "seqFilter", "generate",
                      "reduceByIndex", "scatter"})
 
@@ -144,28 +144,42 @@ def concat(ctx, n, parts, level: int):
 def interleave(ctx, n, f, parts, level: int):
     """`interleave n f parts`: element j of part p (n elements) at position f (p, j), inside
     the result of n * (the number of parts) elements, each written once (`claims`)."""
-    span = ctx.b.span
-    check_count(ctx, n.e, "interleave", "the part length")
-    claims = Claims(ctx, level, n.e, span)
+    return _placed(ctx, "interleave", n, parts, level,
+                   lambda c, p, j, v: as_scalar(c, apply(c, f, SPair(SScalar(p), SScalar(j)))).e)
 
-    def place(c, p, j, count):
+
+def place_concat(ctx, n, parts, level: int):
+    """`placeConcat n parts`: each element (pos, x) of part p (n elements) puts x at pos, as
+    `interleave` places its elements (the same checks: inside the result, each place written
+    once, by claims, as the positions come from the data)."""
+    return _placed(ctx, "placeConcat", n, parts, level, lambda c, p, j, v: as_scalar(c, v.a).e, lambda v: v.b)
+
+
+def _placed(ctx, name: str, n, parts, level: int, where, value=None):
+    """`interleave` (the position `where(c, p, j, None)` of element j of part p) and
+    `placeConcat` (`where(c, p, j, v)` of the element v, which writes value(v))."""
+    span = ctx.b.span
+    check_count(ctx, n.e, name, "the part length")
+    claims = Claims(ctx, level, n.e, span, name)
+
+    def place(c, p, j, count, v=None):
         if not isinstance(j, K.Var):
-            name = c.b.fresh("j")
-            c.emit(K.Let(name, j))
-            j = K.Var("int", name)
+            var = c.b.fresh("j")
+            c.emit(K.Let(var, j))
+            j = K.Var("int", var)
         mark = len(c.stmts)
-        pos, total = as_scalar(c, apply(c, f, SPair(SScalar(p), SScalar(j)))).e, K.mul(n.e, count)
+        pos, total = where(c, p, j, v), K.mul(n.e, count)
         claims.decide(c, p, j, pos, count, {s.var: s.expr for s in c.stmts[mark:] if isinstance(s, K.Let)})
         pos = c.bind(pos, "pos")
         inside = K.binop("and", K.binop("le", K.cint(0), pos), K.lt(pos, total))
-        buf, site = c.b.check_site("interleave-position", span)
+        buf, site = c.b.check_site(f"{name}-position", span)
         return (pos, inside, (K.Fail(buf, site, (p, j, pos, total)),) if site >= 0 else (),
                 claims.claim(c, p, pos))
 
     def fits(c, p, m, count, active):
-        fail_unless(c, K.binop("ge", m, n.e), "interleave-holes", (p, m, n.e), span, active)
-        return fail_unless(c, K.binop("le", m, n.e), "interleave-part", (p, m, n.e), span, active)
-    return parts_scheme(level, n.e, parts, place, fits, span, claims)
+        fail_unless(c, K.binop("ge", m, n.e), f"{name}-holes", (p, m, n.e), span, active)
+        return fail_unless(c, K.binop("le", m, n.e), f"{name}-part", (p, m, n.e), span, active)
+    return parts_scheme(level, n.e, parts, place, fits, span, claims, value)
 
 
 def _elem(fn):
@@ -207,6 +221,7 @@ def _parts(fn):
 
 
 TYPED = {"force": _elem(force), "while": _elem(while_loop), "power": _elem(power_loop),
-         "concat": _parts(concat), "interleave": _parts(interleave), "seqConcat": _parts(seq_concat),
+         "concat": _parts(concat), "interleave": _parts(interleave), "placeConcat": _parts(place_concat),
+         "seqConcat": _parts(seq_concat),
          "scanConcat": _parts(scan_concat), "packConcat": _parts(pack_concat),
          "packThreads": _shaped(pack_threads)}

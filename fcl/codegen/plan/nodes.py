@@ -209,8 +209,6 @@ def failure_message(kind: str, values) -> str:
         return f"seqConcat: step {a} returned an array of length {b}, but every part must have length {c}"
     if kind in ("packConcat", "packThreads"):   # part a has b elements, more than the part length c
         return f"{kind}: part {a} has {b} elements, more than the part length {c}"
-    if kind == "interleave-part":       # part a has b elements, more than the part length c
-        return f"interleave: part {a} has {b} elements, more than the part length {c}"
     if kind == "reduceByIndex-lengths":
         return f"reduceByIndex: {a} indices but {b} values"
     if kind == "scatter-lengths":
@@ -219,18 +217,22 @@ def failure_message(kind: str, values) -> str:
         return f"scatter: position {a} is written twice (by elements {min(b, c)} and {max(b, c)})"
     if kind == "reduceByIndex-bins":
         return f"reduceByIndex: the number of bins must not be negative, got {a}"
-    if kind == "interleave-holes":      # part a has b elements, fewer than the part length c
-        return (f"interleave leaves holes: positions are never written (part {a} has {b} "
-                f"elements, fewer than the part length {c})")
-    if kind == "interleave-twice":      # position a, claimed by part b, written by part c
-        return (f"interleave is not injective: position {a} is written twice (write conflict "
-                f"between part {min(b, c)} and part {max(b, c)})")
-    if kind == "interleave-recheck":    # position a was never written (the run is repeated to name the parts)
-        return (f"interleave is not injective: position {a} is never written, so another is "
-                f"written twice")
-    if kind == "interleave-position":   # part a, element b goes to position c of d
-        return (f"interleave: part {a}, element {b} goes to position {c}, "
-                f"outside the result (length {d})")
+    name, _, check = kind.partition("-")
+    if name in ("interleave", "placeConcat"):
+        if check == "part":         # part a has b elements, more than the part length c
+            return f"{name}: part {a} has {b} elements, more than the part length {c}"
+        if check == "holes":        # part a has b elements, fewer than the part length c
+            return (f"{name} leaves holes: positions are never written (part {a} has {b} "
+                    f"elements, fewer than the part length {c})")
+        if check == "twice":        # position a, claimed by part b, written by part c
+            return (f"{name} is not injective: position {a} is written twice (write conflict "
+                    f"between part {min(b, c)} and part {max(b, c)})")
+        if check == "recheck":      # position a was never written (the run is repeated to name the parts)
+            return (f"{name} is not injective: position {a} is never written, so another is "
+                    f"written twice")
+        if check == "position":     # part a, element b goes to position c of d
+            return (f"{name}: part {a}, element {b} goes to position {c}, "
+                    f"outside the result (length {d})")
     return f"run-time check {kind} failed with {list(values)}"
 
 
