@@ -47,6 +47,9 @@ class Emulator(Launcher):
     def read_ints(self, buf, n: int) -> list[int]:
         return [int(x) for x in buf[:n]]
 
+    def read_element(self, buf, ty: str, i: int) -> int:
+        return int(buf[i])
+
     def do_Launch(self, s: P.Launch, st: State):
         k = self.plan.kernel(P.chosen(s, st.env))
         arrays = {b: st.buffer(b) for b in s.uses.buffers}

@@ -199,6 +199,12 @@ class Kernels:
         cl.enqueue_copy(self._queue, host, buf)
         return host[:n]
 
+    def _read_at(self, buf, i, dtype):
+        """Element i of device buffer `buf`, as a Python int."""
+        host = np.empty(1, dtype=dtype)
+        cl.enqueue_copy(self._queue, host, buf, src_offset=i * np.dtype(dtype).itemsize)
+        return int(host[0])
+
     def _zip(self, first, second):
         """An array of pairs: one structured array (fields f0, f1), or (result="device") the
         pair of its components' pyopencl arrays."""

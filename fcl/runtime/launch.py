@@ -351,7 +351,18 @@ class Launcher:
         st.bind[s.a], st.bind[s.b] = st.bind[s.b], st.bind[s.a]
 
     def do_ReadScalar(self, s: P.ReadScalar, st: State):
-        st.env[s.var] = self.read_ints(st.buffer(s.buffer), 1)[0]
+        if s.expr is None:
+            st.env[s.var] = self.read_ints(st.buffer(s.buffer), 1)[0]
+        else:
+            st.env[s.var] = K.eval_host(s.expr, st.env, total=True,
+                                        load=lambda buf, ty, i: self.read_element(st.buffer(buf), ty, i))
+
+    def read_element(self, buf, ty: str, i: int) -> int:
+        """Element i of a global buffer of `ty` (int or long) elements."""
+        dtype = STORAGE_DTYPES[ty]
+        host = np.zeros(1, dtype=dtype)
+        self.cl.enqueue_copy(self.queue, host, buf, src_offset=i * dtype.itemsize)
+        return int(host[0])
 
     def do_Launch(self, s: P.Launch, st: State):
         cl = self.cl

@@ -18,6 +18,7 @@ import inspect
 
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
+from fcl.base.hw import STORAGE_DTYPES
 from fcl.codegen.opencl import kernel_symbol
 from fcl.runtime import hostlib
 from fcl.runtime.calling import embeddable as calling_code, python_names
@@ -70,6 +71,10 @@ def py_expr(e: K.Expr, total: bool = False) -> str:
         return f"_wrap(abs({x(e.args[0])}))"
     if isinstance(e, K.Checked):
         return f"_checked({x(e.index)}, {x(e.length)}, _sites[{e.site}])"
+    if isinstance(e, K.Load):          # a ReadScalar's expression: an element of a global buffer
+        return f"self._read_at({e.buf}, {x(e.index)}, np.{STORAGE_DTYPES[e.ty].name})"
+    if isinstance(e, K.Call) and e.fn == "lo_word":
+        return f"_wrap({x(e.args[0])})"
     raise ValueError(f"not a host expression: {K.format_expr(e)}")
 
 
@@ -174,7 +179,10 @@ class MethodPrinter:
         self.emit(d, f"{s.a}, {s.b} = {s.b}, {s.a}")
 
     def py_ReadScalar(self, s: P.ReadScalar, d: int):
-        self.emit(d, f"{s.var} = int(self._read({s.buffer}, 1, np.int32)[0])")
+        if s.expr is not None:
+            self.emit(d, f"{s.var} = {py_expr(s.expr, total=True)}")
+        else:
+            self.emit(d, f"{s.var} = int(self._read({s.buffer}, 1, np.int32)[0])")
 
     def py_Launch(self, s: P.Launch, d: int):
         if s.fast:          # the unchecked version where its host facts hold

@@ -4,47 +4,78 @@
 parameters and host variables (bound in `env`) with OpenCL's semantics, as
 the kernels would: the same folding as the smart constructors (build._fold),
 a failing `Checked` raised as facts.CheckFailed.  Consumes an expression and
-values; produces a value.  Not here: anything that reads memory (a `Load`
-raises LookupError), the kernels themselves (codegen/interp.py).
+values; produces a value.  Memory only through a `load` the caller gives (a
+`P.ReadScalar`'s expression: `host_readable`); without one a `Load` raises
+LookupError.  Not here: the kernels themselves (codegen/interp.py).
 """
 from __future__ import annotations
 
 from fcl.base import scalars
 from fcl.codegen.kir.build import _FOLD_INT, _fold
 from fcl.codegen.kir.facts import CheckFailed
-from fcl.codegen.kir.nodes import Bin, Call, Checked, Const, Expr, Select, Un, Var
+from fcl.codegen.kir.nodes import Bin, Call, Checked, Const, Expr, Load, Select, Un, Var
+from fcl.codegen.kir.walk import walk_expr
 
 
-def eval_host(e: Expr, env: dict[str, object], total: bool = False):
+def eval_host(e: Expr, env: dict[str, object], total: bool = False, load=None):
     """Evaluate a size expression on the host (params bound in `env`), OpenCL semantics.
     A division or remainder by zero raises ZeroDivisionError, or with `total` gives 0 as
-    the kernels' fcl_div and fcl_mod do (a scalar the kernels would have computed)."""
+    the kernels' fcl_div and fcl_mod do (a scalar the kernels would have computed).  With
+    `load`, load(buffer, scalar type, index) gives an element of a global buffer (a
+    `P.ReadScalar`'s expression), read only where the expression's selects take it."""
+    def ev(x):
+        return eval_host(x, env, total, load)
     if isinstance(e, Const):
         return e.value
     if isinstance(e, Var):
         return env[e.name]
     if isinstance(e, Bin):
-        a, b = eval_host(e.a, env, total), eval_host(e.b, env, total)
-        folded = _fold(e.op, Const(e.a.ty, a), Const(e.b.ty, b))
+        folded = _fold(e.op, Const(e.a.ty, ev(e.a)), Const(e.b.ty, ev(e.b)))
         if folded is None:
             if total:
                 return 0
             raise ZeroDivisionError(e.op)
         return folded.value
     if isinstance(e, Un):
-        a = eval_host(e.a, env, total)
+        a = ev(e.a)
         return (not a) if e.op == "not" else scalars.wrap(-a)
     if isinstance(e, Select):
-        return eval_host(e.a if eval_host(e.cond, env, total) else e.b, env, total)
+        return ev(e.a if ev(e.cond) else e.b)
     if isinstance(e, Call) and e.fn in ("min", "max"):
-        return _FOLD_INT[e.fn](*(eval_host(x, env, total) for x in e.args))
+        return _FOLD_INT[e.fn](*(ev(x) for x in e.args))
     if isinstance(e, Call) and e.fn == "b2i":
-        return 1 if eval_host(e.args[0], env, total) else 0
+        return 1 if ev(e.args[0]) else 0
     if isinstance(e, Call) and e.fn == "abs" and e.ty == "int":
-        return scalars.wrap(abs(eval_host(e.args[0], env, total)))
+        return scalars.wrap(abs(ev(e.args[0])))
+    if isinstance(e, Call) and e.fn == "lo_word" and load is not None:
+        return scalars.wrap(ev(e.args[0]))
+    if isinstance(e, Load) and load is not None:
+        return load(e.buf, e.ty, ev(e.index))
     if isinstance(e, Checked):
-        i, n = eval_host(e.index, env, total), eval_host(e.length, env, total)
+        i, n = ev(e.index), ev(e.length)
         if not 0 <= i < n:
             raise CheckFailed(e.site, i, n)
         return i
     raise LookupError(type(e).__name__)
+
+
+HOST_READABLE_CALLS = frozenset({"min", "max", "lo_word"})
+
+
+def host_readable(e: Expr, params) -> bool:
+    """Whether the host can compute `e` from the scalars `params` and loads of global buffers
+    at indexes it computes so (eval_host with `load`): ints and bools, selects, min and max,
+    a long's low word; no work-item ids."""
+    for x in walk_expr(e):
+        if isinstance(x, Var) and x.name not in params:
+            return False
+        if isinstance(x, Load):
+            if not host_readable(x.index, params) or x.ty not in ("int", "long"):
+                return False
+        elif isinstance(x, Call) and x.fn not in HOST_READABLE_CALLS:
+            return False
+        elif not isinstance(x, (Const, Var, Bin, Un, Select, Call, Load)):
+            return False
+        if x.ty not in ("int", "bool", "long"):
+            return False
+    return True

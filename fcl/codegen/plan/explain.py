@@ -110,6 +110,8 @@ def host_stmt_text(plan: Plan, s: HostStmt, fmt=K.format_expr) -> str:
         return (f"launch {s.kernel} on {groups} work-group{'s' * (groups != '1')} x {plan.block_size} work-items "
                 f"({', '.join(s.uses.buffers + s.uses.params)}){version}")
     if isinstance(s, ReadScalar):
+        if s.expr is not None:
+            return f"{s.var} := {fmt(s.expr)}, read by the host"
         return f"{s.var} := read {s.buffer}[0]"
     if isinstance(s, CheckSteps):
         return f"check {s.buffer}: no device while was stopped by its guard ({', '.join(s.loops)})"
