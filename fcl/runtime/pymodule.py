@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import inspect
 
+from fcl.base.hw import STORAGE_DTYPES
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.base.hw import STORAGE_DTYPES
 from fcl.codegen.opencl import kernel_symbol
 from fcl.runtime import hostlib
 from fcl.runtime.calling import embeddable as calling_code, python_names

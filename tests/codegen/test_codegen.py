@@ -5,7 +5,7 @@
   the expected value, and the compiled kernels (default device, PoCL after a
   plain install) give the evaluator's value (ints and bools exactly, floats
   within 1e-6 relative) at 64 and, for one of each entry's first two blocks
-  and their error blocks, at 256 (static_policy); at 64 test_oclgrind.py compiles and
+  and their error blocks, at 256 (_device_params); at 64 test_oclgrind.py compiles and
   compares the first blocks of examples/ and tests/programs/ where Oclgrind is
   present, and at 32 test_interp.py runs them on the kernel-IR interpreter.
 * A few programs over many input sizes, non-powers of two included.
@@ -57,22 +57,11 @@ program = evaluations.program          # one loaded program a file and worker
 
 
 @lru_cache(maxsize=None)
-def kernel(path: str, entry: str, block_size: int, static: bool = False):
-    """With `static`, the default policy: int and bool arguments compiled in (a build per
-    distinct value); else every argument passed at run time (one build)."""
-    return program(path).compile(entry, block_size=block_size, dynamic=not static)
-
-
-def static_policy(path: str, case, block_size: int) -> bool:
-    """At #BlockSize 256 the device runs, of each entry's first two test blocks, the one with
-    the longer arguments and those that expect an error (conftest.oclgrind_blocks' choice),
-    with the default policy, its ints compiled in; at 64 every block, with every argument
-    passed at run time (one build an entry), so both paths meet every entry.  A build per
-    distinct value for every block made PoCL's builds, which CI does afresh, its largest cost
-    (matmulPrefetch's blocks of 3 x 5 x 7 and 17 x 33 x 66 took it 17 and 29 s built with
-    their sizes, 6 s passed; the device tests took 495 s of CPU of the suite's 1721 with
-    three builds an entry)."""
-    return block_size == DEFAULT_BLOCK_SIZE
+def kernel(path: str, entry: str, block_size: int):
+    """At #BlockSize 256 the default policy compiles int and bool arguments in (static, a
+    build per distinct value); at 64 every argument is passed at run time (one build), so
+    both paths meet every entry (_device_params: which blocks run where)."""
+    return program(path).compile(entry, block_size=block_size, dynamic=block_size != DEFAULT_BLOCK_SIZE)
 
 
 @lru_cache(maxsize=None)
@@ -161,7 +150,13 @@ def _device_params():
         if bs not in DEVICE_BLOCK_SIZES or (path, bs) in OCLGRIND_AT and on_oclgrind(path, case):
             continue
         if bs == DEFAULT_BLOCK_SIZE and not on_oclgrind(path, case):
-            continue            # at 64 (static_policy)
+            # at 256 (ints compiled in: a build per distinct value, which CI makes afresh), of
+            # each entry's first two blocks the one with the longer arguments and those that
+            # expect an error (conftest.oclgrind_blocks' choice); every block at 64 (one build).
+            # matmulPrefetch's blocks of 3 x 5 x 7 and 17 x 33 x 66 took PoCL 17 and 29 s built
+            # with their sizes, 6 s passed; the device tests took 495 s of CPU of the suite's
+            # 1721 with three builds an entry
+            continue
         reason = CODEGEN_BUGS.get((Path(path).name, case.entry))
         marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
         out.append(pytest.param(c, marks=marks, id=case_id(c)))
@@ -177,14 +172,13 @@ def test_compiled_matches_evaluator(c):
 
 def agrees(path: str, case, bs: int):
     """Case `case` of `path` compiled at #BlockSize bs gives the evaluator's value or error."""
-    static = static_policy(path, case, bs)
     if case.error is not None:
         with pytest.raises(FCLError) as info:
-            kernel(path, case.entry, bs, static)(*args_of(case))
+            kernel(path, case.entry, bs)(*args_of(case))
         assert case.error.lower() in info.value.message.lower(), info.value.message
         return
     expected = evaluated(path, case, bs)
-    result = kernel(path, case.entry, bs, static)(*args_of(case))
+    result = kernel(path, case.entry, bs)(*args_of(case))
     assert values_equal(expected, result), f"device gave {show(result)}, evaluator {show(expected)}"
 
 

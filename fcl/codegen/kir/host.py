@@ -5,7 +5,7 @@ parameters and host variables (bound in `env`) with OpenCL's semantics, as
 the kernels would: the same folding as the smart constructors (build._fold),
 a failing `Checked` raised as facts.CheckFailed.  Consumes an expression and
 values; produces a value.  Memory only through a `load` the caller gives (a
-`P.ReadScalar`'s expression: `host_readable`); without one a `Load` raises
+`P.ReadScalar`'s expression); without one a `Load` raises
 LookupError.  Not here: the kernels themselves (codegen/interp.py).
 """
 from __future__ import annotations
@@ -14,7 +14,6 @@ from fcl.base import scalars
 from fcl.codegen.kir.build import _FOLD_INT, _fold
 from fcl.codegen.kir.facts import CheckFailed
 from fcl.codegen.kir.nodes import Bin, Call, Checked, Const, Expr, Load, Select, Un, Var
-from fcl.codegen.kir.walk import walk_expr
 
 
 def eval_host(e: Expr, env: dict[str, object], total: bool = False, load=None):
@@ -58,24 +57,3 @@ def eval_host(e: Expr, env: dict[str, object], total: bool = False, load=None):
         return i
     raise LookupError(type(e).__name__)
 
-
-HOST_READABLE_CALLS = frozenset({"min", "max", "lo_word"})
-
-
-def host_readable(e: Expr, params) -> bool:
-    """Whether the host can compute `e` from the scalars `params` and loads of global buffers
-    at indexes it computes so (eval_host with `load`): ints and bools, selects, min and max,
-    a long's low word; no work-item ids."""
-    for x in walk_expr(e):
-        if isinstance(x, Var) and x.name not in params:
-            return False
-        if isinstance(x, Load):
-            if not host_readable(x.index, params) or x.ty not in ("int", "long"):
-                return False
-        elif isinstance(x, Call) and x.fn not in HOST_READABLE_CALLS:
-            return False
-        elif not isinstance(x, (Const, Var, Bin, Un, Select, Call, Load)):
-            return False
-        if x.ty not in ("int", "bool", "long"):
-            return False
-    return True

@@ -134,16 +134,23 @@ class Builder:
             return b
         return K.checked_divisor(b, a, *self.check_site(op, span))
 
-    def host_computable(self, e: K.Expr) -> bool:
-        """True when the host can compute `e` from the arguments (sizes stay so)."""
-        return (e.names <= self.params
-                and not any(isinstance(x, (K.Load, K.HwId)) or (isinstance(x, K.Call) and x.fn not in HOST_CALLS)
-                            or _float_arithmetic(x) for x in K.walk_expr(e)))
+    def host_computable(self, e: K.Expr, loads: bool = False) -> bool:
+        """True when the host can compute `e` from the arguments (sizes stay so); with `loads`,
+        also reading int and long elements of global buffers at places it computes so, a
+        long's low word taken (kir.eval_host with a `load`: a `P.ReadScalar`'s expression)."""
+        def host(x) -> bool:
+            if isinstance(x, K.Load):
+                return loads and x.ty in ("int", "long")
+            if isinstance(x, K.Call) and x.fn == "lo_word":
+                return loads
+            return not (isinstance(x, K.HwId) or isinstance(x, K.Call) and x.fn not in HOST_CALLS
+                        or _float_arithmetic(x))
+        return e.names <= self.params and all(host(x) for x in K.walk_expr(e))
 
     def read_back(self, n: K.Expr, what: str) -> K.Var | None:
         """A host variable holding the int `n`, which the kernels can compute but the host
         cannot (a count in an array a kernel before wrote, say): the host reads the elements
-        n loads itself where their indexes are its own scalars (`K.host_readable`), else a
+        n loads itself where their indexes are its own scalars (`host_computable` with loads), else a
         one-work-item kernel, launched before the current one, stores n in a global word the
         host reads back (`P.ReadScalar`, once per size and host block).  None where n reads what only the
         current kernel knows: a work-item's id, its own names, or a buffer it writes."""
@@ -164,7 +171,7 @@ class Builder:
         if key in self.read_backs:
             return self.read_backs[key]
         var = K.Var("int", self.fresh("hsize"))
-        if not lets and K.host_readable(n, self.params):
+        if not lets and self.host_computable(n, loads=True):
             # the host reads the words n needs itself (a packConcat's length: its last part's
             # status word), no kernel: on an H200 that kernel took 3 to 7 us of a filter's 170
             self.host.append(P.ReadScalar(var.name, "", n))

@@ -72,7 +72,7 @@ def scan_concat(ctx: Ctx, m: SScalar, count: SScalar, op: SVal, ne: SVal, f: SVa
             prefix = SFun(lambda c2, x: _prefix(c2, body, x, g, status, op, state), "prefix")
             return apply2(body, f, SScalar(g), prefix)
 
-        def place(c2, p, j, count):
+        def place(c2, p, j, count, v):
             return K.add(K.mul(state["g"], m.e), j), K.Const("bool", True), (), None
 
         def fits(c2, p, size, count, active):
@@ -119,7 +119,7 @@ def pack_concat(ctx: Ctx, m: SScalar, count: SScalar, f: SVal, level: int) -> SP
             state["offset"] = _prefix(body, body, SScalar(part.n), g, status, add, state, summed=window).e
             return part
 
-        def place(c2, p, j, count):
+        def place(c2, p, j, count, v):
             return K.add(state["offset"], j), K.Const("bool", True), (), None
 
         def fits(c2, p, size, count, active):

@@ -133,7 +133,7 @@ def concat(ctx, n, parts, level: int):
     span = ctx.b.span
     check_count(ctx, n.e, "concat", "the part length")
 
-    def place(c, p, j, count):
+    def place(c, p, j, count, v):
         return K.add(K.mul(p, n.e), j), K.Const("bool", True), (), None
 
     def fits(c, p, m, count, active):
@@ -156,13 +156,13 @@ def place_concat(ctx, n, parts, level: int):
 
 
 def _placed(ctx, name: str, n, parts, level: int, where, value=None):
-    """`interleave` (the position `where(c, p, j, None)` of element j of part p) and
-    `placeConcat` (`where(c, p, j, v)` of the element v, which writes value(v))."""
+    """`interleave` and `placeConcat`: element j (v) of part p at `where(c, p, j, v)`, where
+    `value(v)` goes (v where value is None)."""
     span = ctx.b.span
     check_count(ctx, n.e, name, "the part length")
     claims = Claims(ctx, level, n.e, span, name)
 
-    def place(c, p, j, count, v=None):
+    def place(c, p, j, count, v):
         if not isinstance(j, K.Var):
             var = c.b.fresh("j")
             c.emit(K.Let(var, j))

@@ -76,12 +76,11 @@ def push_scheme(level: int, arr: SPull, span) -> SPush:
 
 def parts_scheme(level: int, n: K.Expr, parts: SPull, place: Callable, fits: Callable, span,
                  claims=None, value: Callable | None = None) -> SPush:
-    """`concat`/`interleave` at `level`: part p goes to the p-th sub-unit, element j
-    of it to position place(ctx, p, j, count) (with the condition that it is inside the
+    """`concat`/`interleave` at `level`: part p goes to the p-th sub-unit, element j (v)
+    of it to position place(ctx, p, j, count, v) (with the condition that it is inside the
     result and the failure to record where it is not, the evaluator's error: such a position
-    is never written; and the `claims.Claims` check of a place written twice, or None; where
-    `value` is given, place(ctx, p, j, count, v) is told the element v, and value(v) is
-    what goes there: placeConcat's (position, value) pairs).  A part
+    is never written; and the `claims.Claims` check of a place written twice, or None); what
+    goes there is v, or value(v) (placeConcat's (position, value) pairs).  A part
     whose length m the operation does not take is the evaluator's error too:
     fits(ctx, p, m, count, active) checks it at the part's top and gives the condition, so
     the part writes nothing then (no element lands outside the result or on another part's)."""
@@ -96,10 +95,8 @@ def parts_scheme(level: int, n: K.Expr, parts: SPull, place: Callable, fits: Cal
         going = K.binop("and", K.Var("bool", active), fits(body, p, part.n, parts.n, K.Var("bool", active)))
 
         def inner(c, j, v):
-            if value is None:
-                pos, inside, outside, claim = place(c, p, j, parts.n)
-            else:
-                pos, inside, outside, claim = place(c, p, j, parts.n, v)
+            pos, inside, outside, claim = place(c, p, j, parts.n, v)
+            if value is not None:
                 v = value(v)
 
             def write() -> tuple:

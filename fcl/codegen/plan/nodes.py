@@ -147,7 +147,7 @@ def chosen(s: Launch, env: dict) -> str:
 @dataclass(frozen=True)
 class ReadScalar(HostStmt):
     """var := element 0 of the int buffer `buffer`; or, with `expr`, var := expr, which the
-    host computes reading the elements of global buffers it loads (`K.host_readable`: a
+    host computes reading the elements of global buffers it loads (`Builder.host_computable`: a
     packConcat's length, the last part's status word), without a kernel to store it."""
     var: str
     buffer: str
