@@ -139,6 +139,8 @@ class Builder:
         also reading int and long elements of global buffers at places it computes so, a
         long's low word taken (kir.eval_host with a `load`: a `P.ReadScalar`'s expression)."""
         def host(x) -> bool:
+            if isinstance(x, K.Checked):        # a read's check stays where the kernels record it
+                return not loads
             if isinstance(x, K.Load):
                 return loads and x.ty in ("int", "long")
             if isinstance(x, K.Call) and x.fn == "lo_word":
