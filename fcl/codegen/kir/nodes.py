@@ -406,7 +406,8 @@ class Buffer:
     ty: ScalarType
     size: Expr
     origin: str
-    role: str = "temp"          # input | output | temp | force | while
+    role: str = "temp"          # input | output | temp | force | while | scattered (local: written by
+                                # neighbouring work-items at places the data decides; laid out skewed)
     per: str = ""               # "" | "warp" | "thread"
     layout: str = ""            # "" | "skew32" (element i stored at i + i/32: no bank conflicts)
 

@@ -19,7 +19,7 @@ from fcl.base.hw import Level
 from fcl.codegen import kir as K
 from fcl.codegen.lower.builder import Ctx, origin_of
 from fcl.codegen.lower.schemes import check_count, check_level, fail_unless, force, largest, push_scheme
-from fcl.codegen.lower.values import SPull, SPush, SScalar, SVal, Shape, apply, apply2
+from fcl.codegen.lower.values import SPull, SPush, SScalar, SVal, Shape, apply, apply2, as_element
 
 
 def seq_filter(ctx: Ctx, p: SVal, xs: SPull) -> SPush:
@@ -32,10 +32,19 @@ def seq_filter(ctx: Ctx, p: SVal, xs: SPull) -> SPush:
         x = c.share(xs.at(c, i))
         return x, apply2(c, p, SScalar(i), x).e
 
+    # (at most 32 elements: which were kept, a bit each, so that the writes do not test them
+    # again; on an H200 a filter of 2^26 ints took 0.138 ms so against 0.155)
+    bits = ctx.b.fresh("keep") if isinstance(xs.n, K.Const) and xs.n.value <= 32 else None
+    if bits is not None:
+        ctx.emit(K.DeclVar(bits, K.cint(0)))
     body = ctx.sub(guard=xs.n)
     i = ctx.b.fresh("i")
-    _, keep = kept(body, K.Var("int", i))
-    body.emit(K.If(keep, (K.Assign(count, K.add(K.Var("int", count), K.cint(1))),)))
+    iv = K.Var("int", i)
+    _, keep = kept(body, iv)
+    counted = (K.Assign(count, K.add(K.Var("int", count), K.cint(1))),)
+    if bits is not None:
+        counted += (K.Assign(bits, K.binop("bor", K.Var("int", bits), K.binop("shl", K.cint(1), iv))),)
+    body.emit(K.If(keep, counted))
     ctx.emit(K.SeqFor(i, xs.n, tuple(body.stmts)))
 
     def run(c: Ctx, w):
@@ -43,13 +52,18 @@ def seq_filter(ctx: Ctx, p: SVal, xs: SPull) -> SPush:
         c.emit(K.DeclVar(j, K.cint(0)))
         loop = c.sub(guard=xs.n)
         k = c.b.fresh("i")
-        x, keep = kept(loop, K.Var("int", k))
+        kv = K.Var("int", k)
+        if bits is None:
+            x, keep = kept(loop, kv)
+        else:
+            x = loop.share(xs.at(loop, kv))
+            keep = K.binop("ne", K.binop("band", K.binop("shr", K.Var("int", bits), kv), K.cint(1)), K.cint(0))
         write = loop.sub(guard=keep)
         w(write, K.Var("int", j), x)
         write.emit(K.Assign(j, K.add(K.Var("int", j), K.cint(1))))
         loop.emit(K.If(keep, tuple(write.stmts)))
         c.emit(K.SeqFor(k, xs.n, tuple(loop.stmts)))
-    return SPush(Level.THREAD, K.Var("int", count), run, span)
+    return SPush(Level.THREAD, K.Var("int", count), run, span, most=xs.n)
 
 
 def pack_threads(ctx: Ctx, m: SScalar, count: SScalar, f: SVal, ty: Shape) -> SPush:
@@ -85,7 +99,11 @@ def pack_threads(ctx: Ctx, m: SScalar, count: SScalar, f: SVal, ty: Shape) -> SP
     for st in body.stmts:
         ctx.emit(st)
     length = ctx.bind(part.n if n == bs else K.select(mine, part.n, K.cint(0)), "length")
-    fits = fail_unless(ctx, K.binop("le", length, m.e), "packThreads", (lid, length, m.e), span)
+    # (a part that cannot be longer than m, a seqFilter of at most m elements, needs no check:
+    # on an H200 a filter of 2^26 ints took 0.143 ms without it against 0.160)
+    known = part.most is not None and K.is_const(K.binop("le", part.most, m.e), True)
+    fits = fail_unless(ctx, K.Const("bool", True) if known else K.binop("le", length, m.e), "packThreads",
+                       (lid, length, m.e), span)
     # the parts' lengths, then their inclusive scan, in local memory
     origin = origin_of(span, "packThreads")
     lengths = ctx.b.buffer("local", K.cint(n), f"{origin}: the parts' lengths", "temp", ty="int").name
@@ -110,11 +128,22 @@ def pack_threads(ctx: Ctx, m: SScalar, count: SScalar, f: SVal, ty: Shape) -> SP
         writes = c.sub(Level.THREAD, guard=fits)
         part.run(writes, lambda c2, j, v: w(c2, K.add(start, j), v))
         c.emit(K.If(K.binop("and", mine, fits) if n < bs else fits, tuple(writes.stmts)))
-    def run(c: Ctx, w):
+    def aligned(c: Ctx, w, lead: K.Expr | None):
         # (staged when the array runs, not when it is made: a packConcat's part gives its
         # length to the look-back first, so the parts after it wait less)
         staged = force(c, SPush(Level.BLOCK, K.cint(room * n), stage, span), ty,
-                       "packThreads (the parts, each at its start)", "temp")
-        push_scheme(Level.BLOCK, SPull(total, staged.at), span).run(c, w)
-    return SPush(Level.BLOCK, total, run, span)
+                       "packThreads (the parts, each at its start)", "scattered")
+        if lead is None:
+            push_scheme(Level.BLOCK, SPull(total, staged.at), span).run(c, w)
+            return
+        # element j taken by work-item (j + lead) % #BlockSize: lead places of nothing first
+        i, j = c.b.fresh("i"), c.b.fresh("j")
+        jv = K.Var("int", j)
+        body = c.sub(Level.THREAD)
+        body.emit(K.Let(j, K.sub(K.Var("int", i), lead)))
+        inside = body.sub()
+        w(inside, jv, as_element(inside, staged.at(inside, jv)))
+        body.emit(K.If(K.binop("ge", jv, K.cint(0)), tuple(inside.stmts)))
+        c.emit(K.ParFor(Level.BLOCK, i, K.add(total, lead), tuple(body.stmts)))
+    return SPush(Level.BLOCK, total, lambda c, w: aligned(c, w, None), span, aligned=aligned)
 

@@ -63,7 +63,7 @@ def primitives() -> dict[str, SVal]:
     def map_push(ctx, f, arr):
         return SPush(arr.level, arr.n,
                      lambda c, w: arr.run(c, lambda c2, i, v: w(c2, i, as_element(c2, apply(c2, f, v)))),
-                     arr.span, arr.bound)
+                     arr.span, arr.bound, arr.most)
 
     def zip_with_push(ctx, f, a, p):
         n = K.call("min", (a.n, p.n), "int")

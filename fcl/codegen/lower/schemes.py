@@ -75,12 +75,14 @@ def push_scheme(level: int, arr: SPull, span) -> SPush:
 
 
 def parts_scheme(level: int, n: K.Expr, parts: SPull, place: Callable, fits: Callable, span,
-                 claims=None, value: Callable | None = None) -> SPush:
+                 claims=None, value: Callable | None = None, lead: Callable | None = None) -> SPush:
     """`concat`/`interleave` at `level`: part p goes to the p-th sub-unit, element j (v)
     of it to position place(ctx, p, j, count, v) (with the condition that it is inside the
     result and the failure to record where it is not, the evaluator's error: such a position
     is never written; and the `claims.Claims` check of a place written twice, or None); what
-    goes there is v, or value(v) (placeConcat's (position, value) pairs).  A part
+    goes there is v, or value(v) (placeConcat's (position, value) pairs); where its element 0
+    goes lead(ctx, p) words past a 128-byte line, a part that can start its work-items there
+    (`SPush.aligned`) does, so that they write whole lines.  A part
     whose length m the operation does not take is the evaluator's error too:
     fits(ctx, p, m, count, active) checks it at the part's top and gives the condition, so
     the part writes nothing then (no element lands outside the result or on another part's)."""
@@ -111,7 +113,10 @@ def parts_scheme(level: int, n: K.Expr, parts: SPull, place: Callable, fits: Cal
             if not K.is_const(inside, True):
                 writes = (K.If(inside, writes, outside),)
             c.emit(K.If(going, writes))
-        part.run(body, inner)
+        if lead is not None and part.aligned is not None:
+            part.aligned(body, inner, lead(body, p))
+        else:
+            part.run(body, inner)
         reuse_barrier(body, level, p, parts.n)
         if claims is not None:
             claims.zero(ctx)

@@ -48,6 +48,11 @@ class SPush(SVal):
     run: Callable         # (ctx, writer) -> None;  writer: (ctx, index expr, SScalar) -> None
     span: Span | None = None
     bound: K.Expr | None = None   # where n is known only once run (packConcat): at most this many
+    most: K.Expr | None = None    # where n is computed (seqFilter's count): a bound on it known sooner
+    # a block-level array that can run with its work-items taking elements from -lead, so
+    # that a writer whose element 0 lands lead words past a 128-byte line writes whole lines
+    # (packThreads's, in a packConcat): (ctx, writer, lead or None) -> None
+    aligned: Callable | None = None
 
 
 @dataclass
