@@ -527,6 +527,8 @@ def radix_passes(alloc, bufs, dims, out, pairs: bool):
 
 SEGSCAN_ITEMS = 32            # ITEMS in segscan.cl: a tile is BS x ITEMS elements (Oclgrind tests: 8,
                               # since 32 takes 38 KB of local memory, more than Oclgrind's 32 KB)
+SEGSCAN1_ITEMS = 32           # ITEMS in segscan_onepass.cl: a tile is BS x ITEMS elements (the tests
+                              # take 4: tiles of 1024, so that their small sizes look back)
 
 
 def setup_segscan(alloc, bufs, dims, out):
@@ -544,6 +546,19 @@ def setup_segscan(alloc, bufs, dims, out):
                                           np.int32(tile), pair_vals, np.int32(0)), (BS,), (BS,)),
             Launch("seg_scan_intervals", (bufs["flags"], bufs["vals"], out, np.int32(n), np.int32(interval),
                                           carries, np.int32(1)), (groups * BS,), (BS,))]
+
+
+def setup_segscan_onepass(alloc, bufs, dims, out):
+    """Single pass with decoupled look-back over (flag, value) pairs: a work-group per
+    tile.  Every run needs the ticket counter and the tiles' status words zeroed first:
+    segscan_onepass_init, a launch of the row (so it is timed with the scan).  At least
+    one tile, so that n = 0 launches something."""
+    n = dims[0]
+    tiles = max(1, ceil_div(n, BS * SEGSCAN1_ITEMS))
+    status, counter = alloc(8 * tiles), alloc(4)
+    return [Launch("segscan_onepass_init", (status, counter, np.int32(tiles)), (ceil_div(tiles, BS) * BS,), (BS,)),
+            Launch("segscan_onepass", (bufs["flags"], bufs["vals"], out, np.int32(n), status, counter),
+                   (tiles * BS,), (BS,))]
 
 
 SPMV_LANES = 32               # LANES in spmv.cl: work-items a row
@@ -593,6 +608,8 @@ HAND_ROWS = [
          defines=lambda: {"ITEMS": SORT_ITEMS}),
     Hand("sortpairs", "LSD radix, 4 bits a pass, keys and values moved together", "radix_sort.cl",
          setup_radix_sort_pairs, whole, defines=lambda: {"ITEMS": SORT_ITEMS}),
+    Hand("segscan", "single pass, decoupled look-back over (flag, value) pairs, 32 items a work-item",
+         "segscan_onepass.cl", setup_segscan_onepass, whole, defines=lambda: {"ITEMS": SEGSCAN1_ITEMS}),
     Hand("segscan", "reduce-then-scan over (flag, value) pairs, 3 kernels", "segscan.cl", setup_segscan, whole,
          defines=lambda: {"ITEMS": SEGSCAN_ITEMS}),
     Hand("spmv", "CSR-vector, 32 work-items a row (float)", "spmv.cl", setup_spmv, lambda d: d[0], kind="float",

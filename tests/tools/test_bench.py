@@ -21,7 +21,7 @@ from conftest import needs_device
 from fcl.runtime import device as D
 from fcl.runtime.oclgrind import oclgrind_available, run_with_oclgrind
 
-SMALL_CAPS = {"MAX_GROUPS": 2, "REDUCE_GROUPS": 2, "SCAN_GROUPS": 2, "SCAN1_ITEMS": 4, "SEGSCAN_ITEMS": 8, "COMPACT_ITEMS": 4, "SORT_ITEMS": 4, "SORT_GROUPS": 2}
+SMALL_CAPS = {"MAX_GROUPS": 2, "REDUCE_GROUPS": 2, "SCAN_GROUPS": 2, "SCAN1_ITEMS": 4, "SEGSCAN_ITEMS": 8, "SEGSCAN1_ITEMS": 4, "COMPACT_ITEMS": 4, "SORT_ITEMS": 4, "SORT_GROUPS": 2}
 
 
 def has_mako() -> bool:
@@ -152,7 +152,7 @@ sys.exit(R.main(["--device", "Oclgrind", "--check-only", "--impl", "hand", "--si
 # partial sums, a scan interval of a tile and one of a partial tile, a
 # single-pass scan of three tiles of 1024 (ITEMS 4) that look back (2051
 # elements: 4099, five tiles, took Oclgrind 75 s of CI's CPU for every row).
-OCLGRIND_CAPS = {"MAX_GROUPS": 1, "REDUCE_GROUPS": 2, "SCAN_GROUPS": 2, "SCAN1_ITEMS": 4, "SEGSCAN_ITEMS": 8, "COMPACT_ITEMS": 4, "SORT_ITEMS": 4, "SORT_GROUPS": 2}
+OCLGRIND_CAPS = {"MAX_GROUPS": 1, "REDUCE_GROUPS": 2, "SCAN_GROUPS": 2, "SCAN1_ITEMS": 4, "SEGSCAN_ITEMS": 8, "SEGSCAN1_ITEMS": 4, "COMPACT_ITEMS": 4, "SORT_ITEMS": 4, "SORT_GROUPS": 2}
 OCLGRIND_SIZES = ("2051,histogram=2051x300,histogram=999x5000,transpose=37x45,matvec=19x70,matmul=20x17x9,"
                   "spmv=37")
 
