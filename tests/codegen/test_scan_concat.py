@@ -102,3 +102,32 @@ fun bad a = force (scanConcat 2 3 (fn x => fn y => x + y) 0 (fn g => fn prefix =
                                                  "work-group takes as it runs") as e:
         src.compile("bad").opencl_source
     assert e.value.what == "device-length"
+
+
+ABSORBING = """
+fun seg op flags xs = force (scan (fn a => fn b => (fst a || fst b, if fst b then snd b else op (snd a) (snd b)))
+                                  (false, 0) (zipWith (fn f => fn x => (f, x)) flags xs))
+fun segs flags xs = seg (fn a => fn b => a + b) flags xs
+fun both flags xs = force (scan (fn a => fn b => (fst a && fst b, snd a + snd b)) (true, 0)
+                                (zipWith (fn f => fn x => (f, x)) flags xs))
+"""
+
+
+def test_a_part_whose_value_absorbs_what_comes_before_publishes_it_as_its_inclusive_prefix():
+    """A segmented scan's part that holds a flag: op y x = x for any y, so its status says
+    inclusive at once (the parts after it look back no further); an operator whose result
+    still depends on y (a conjunction of the flags) keeps the aggregate's flag.  Many
+    parts, flagged and not, agree with the evaluator."""
+    p = fcl.load(ABSORBING)
+    published = [line for line in p.compile("segs").opencl_source.splitlines() if "atom_xchg" in line]
+    assert any("? 2 : 1" in line for line in published), published
+    plain = [line for line in p.compile("both").opencl_source.splitlines() if "atom_xchg" in line]
+    assert plain and not any("? 2 : 1" in line for line in plain), plain
+    import numpy as np
+    rng = np.random.default_rng(7)
+    n = 70001
+    flags = rng.random(n) < 1 / 5000              # chunks with flags and chunks without
+    xs = rng.integers(-50, 50, n).astype(np.int32)
+    got = [snd for _, snd in p.compile("segs")(flags, xs)]
+    want = [snd for _, snd in p.evaluate("segs", list(map(bool, flags)), list(map(int, xs)))]
+    assert got == want
