@@ -40,6 +40,20 @@ def test_pack_where_by_keeps_runs_in_registers_and_stages_where_the_chunk_was():
         assert sum(n >= 8192 for n in sizes) == 1, sizes
 
 
+def test_pack_where_by_writes_as_a_hand_written_compaction_does():
+    """The kept elements staged skewed (neighbouring work-items' runs start where the data
+    says: 16 words apart for half of 32 kept), written out from the 128-byte line below the
+    chunk's offset, which elements a run kept held in a bit mask, and no check that a run of
+    32 keeps at most 32 (it cannot fail)."""
+    k = program().compile("keep", block_size=256, local_memory=49152).opencl_source
+    fast = k[k.index("_fast("):]
+    assert re.search(r"l\d+\[fcl_skew\(fcl_add\(start\d+, at\d+\)\)\] = ", fast)
+    assert re.search(r"& 31\)", fast)
+    assert re.search(r"keep\d+ = keep\d+ \| fcl_shl\(1, ", fast)
+    assert not re.search(r"fcl_fail\(bounds, \d+, lid, kept\d+", fast)
+    assert list(program().compile("keep", block_size=256)([5, 70, 49, 50, 3] * 3000)) == [5, 49, 3] * 3000
+
+
 SIZES = {"int": 4, "float": 4, "uchar": 1, "double": 8, "long": 8}
 
 
