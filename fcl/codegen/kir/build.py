@@ -81,6 +81,9 @@ def _fold(op: str, a: Const, b: Const) -> Expr | None:
 
 
 def _simplify_int(op: str, a: Expr, b: Expr) -> Expr | None:
+    """The identities of int arithmetic, but none that drops an operand holding a run-time
+    check (`Checked`: an index, a divisor): x * 0 is 0 only where x can fail no check, or
+    the evaluator's error would be lost."""
     if op == "add":
         if is_const(a, 0):
             return b
@@ -92,10 +95,10 @@ def _simplify_int(op: str, a: Expr, b: Expr) -> Expr | None:
     if op == "sub":
         if is_const(b, 0):
             return a
-        if a == b:
+        if a == b and not a.kinds & _KIND_BIT[Checked]:
             return cint(0)
     if op == "mul":
-        if is_const(a, 0) or is_const(b, 0):
+        if is_const(a, 0) and not b.kinds & _KIND_BIT[Checked] or is_const(b, 0) and not a.kinds & _KIND_BIT[Checked]:
             return cint(0)
         if is_const(a, 1):
             return b
@@ -103,7 +106,7 @@ def _simplify_int(op: str, a: Expr, b: Expr) -> Expr | None:
             return a
     if op == "div" and is_const(b, 1):
         return a
-    if op == "mod" and is_const(b, 1):
+    if op == "mod" and is_const(b, 1) and not a.kinds & _KIND_BIT[Checked]:
         return cint(0)
     if op in ("shl", "shr") and is_const(b, 0):
         return a

@@ -4,7 +4,8 @@
 (`div_nn`, `mod_nn`) instead of `fcl_div`/`fcl_mod` with their zero and
 minus-one guards; by a constant power of two they become `a >> k` and
 `a & (2^k - 1)`; an int comparison that the ranges decide becomes a constant
-(so `c < cols ? x : 0` over c in [0, cols) keeps only x).  Reads `ranges`;
+(so `c < cols ? x : 0` over c in [0, cols) keeps only x), unless it holds a run-time check
+that would go with it (`(index a i & 0) == k`: the index's check stays).  Reads `ranges`;
 the interpreter re-checks every proof at run time.  Not here: arithmetic that
 cannot wrap (the `nowrap` pass, nowrap.py).
 """
@@ -18,6 +19,7 @@ from fcl.codegen.passes.base import Pass
 Op = K.Op
 _PROVEN = {Op.DIV: Op.DIV_NN, Op.MOD: Op.MOD_NN}
 _COMPARE = {Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE}
+CHECKS = K.kind_bits(K.Checked)
 
 
 def strength_reduce(plan: P.Plan) -> P.Plan:
@@ -41,6 +43,8 @@ def decide(op: Op, a: Interval, b: Interval) -> bool | None:
 
 def _reduce(e: K.Expr, r: Ranges) -> K.Expr:
     if isinstance(e, K.Bin) and e.op in _COMPARE and e.a.ty == "int":
+        if (e.a.kinds | e.b.kinds) & CHECKS:      # (folded, it would drop a run-time check)
+            return e
         known = decide(e.op, r.of(e.a), r.of(e.b))
         return e if known is None else K.Const("bool", known)
     if not (isinstance(e, K.Bin) and e.op in _PROVEN and e.a.ty == "int"):
