@@ -14,7 +14,9 @@ from typing import Callable
 
 from fcl.base.errors import CompilerBug
 from fcl.base.hw import Level
+from fcl.base.scalars import INT_MAX
 from fcl.codegen import kir as K
+from fcl.codegen.analysis.ranges import Ranges
 from fcl.codegen.lower.builder import Ctx, ElemLoop, origin_of
 from fcl.codegen.lower.sizewords import host_length_error
 from fcl.codegen.lower.values import SPull, SPush, SScalar, Shape, as_element, build, scalar_leaves, shape_leaves
@@ -231,23 +233,11 @@ def placement(ctx: Ctx, level: int, n: K.Expr, what: str, role: str, ty: str):
 
 
 def largest(e: K.Expr) -> int | None:
-    """The largest value e can take, where e is built of non-negative constants with `?:`,
-    +, * and / (a prelude's choice of chunk, `if n == 0 then 256 else 8192`, over
-    #BlockSize); None otherwise.  A local array of such a length takes room for the largest."""
-    if isinstance(e, K.Const) and e.ty == "int":
-        return e.value if e.value >= 0 else None
-    if isinstance(e, K.Select):
-        a, b = largest(e.a), largest(e.b)
-        return None if a is None or b is None else max(a, b)
-    if isinstance(e, K.Bin) and e.op in ("add", "mul", "div"):
-        a = largest(e.a)
-        if a is None:
-            return None
-        if e.op == "div":
-            return a // e.b.value if isinstance(e.b, K.Const) and e.b.value > 0 else None
-        b = largest(e.b)
-        return None if b is None else a + b if e.op == "add" else a * b
-    return None
+    """The largest value e can take where the range analysis bounds it on both sides, at
+    least 0 (a prelude's choice of chunk, `if n == 0 then 256 else 8192`, over #BlockSize);
+    None otherwise.  A local array of such a length takes room for the largest."""
+    iv = Ranges(None).of(e)
+    return iv.hi if 0 <= iv.lo and iv.hi < INT_MAX else None
 
 
 def placements(ctx: Ctx, level: int, n: K.Expr, what: str, role: str, shape: Shape):
