@@ -161,7 +161,7 @@ def plain_divisor(e: Expr) -> Expr:
 def select(c: Expr, a: Expr, b: Expr) -> Expr:
     if isinstance(c, Const):
         return a if c.value else b
-    if a == b:
+    if a == b and not c.kinds & _KIND_BIT[Checked]:     # (c's checks are made whichever arm)
         return a
     return Select(a.ty, c, a, b)
 
