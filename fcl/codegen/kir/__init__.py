@@ -23,7 +23,7 @@ from fcl.codegen.kir.nodes import (ATOMIC_OPS, GENERAL_OP, VECTOR_WIDTHS, Assign
                                    Call, Checked, Comment, Const, DeclPtr, DeclVar, Expr, Fail, For, Hw, HwId,
                                    If, Kernel, Let, Load, Loop, Op, ParFor, Param, PartFor, Select, SeqFor,
                                    Stmt, Store, SwapPtr, Un, VLoad, VStore, Var, expr_children, kind_bits,
-                                   stmt_children, stmt_exprs, _child_fields)
+                                   stmt_children, stmt_exprs, _child_fields, holds_check)
 from fcl.codegen.kir.build import (COMPARISONS, add, binop, call, checked, checked_divisor, cint, const, div,
                                    is_const, lt, mul, plain_divisor, select, sub, unop)
 from fcl.codegen.kir.walk import (Names, binds, defined_in, defines, map_expr, map_own_exprs, map_stmts,
@@ -42,7 +42,7 @@ __all__ = [
     "Checked", "checked_divisor", "CheckFailed", "cint", "Comment", "COMPARISONS", "const", "Const",
     "contains_barrier", "copies", "DeclPtr", "DeclVar", "defined_in", "defines", "div", "eval_host", "Expr",
     "expr_children", "Fail", "footprint", "For", "format_expr", "format_program", "format_stmts", "GENERAL_OP",
-    "hoist_checks", "Hw", "HwId", "If", "is_const", "Kernel", "kind_bits", "Let", "Level", "Load",
+    "hoist_checks", "holds_check", "Hw", "HwId", "If", "is_const", "Kernel", "kind_bits", "Let", "Level", "Load",
     "Loop", "lt", "map_expr", "map_own_exprs", "map_stmts", "mul", "Names", "names_read", "node_property",
     "Op", "Param", "ParFor", "PartFor", "plain_divisor", "plain_local", "PointerClasses", "rebuilt", "record_failure",
     "refold", "rename", "select", "Select", "SeqFor", "simplify_kernel", "Stmt", "stmt_children", "stmt_exprs", "Store",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from fcl.base import scalars
 from fcl.base.operators import COMPARISONS, OPERATORS
-from fcl.codegen.kir.nodes import (_KIND_BIT, GENERAL_OP, Bin, Call, Checked, Const, Expr, Op, Select, Un,
+from fcl.codegen.kir.nodes import (GENERAL_OP, Bin, Call, Checked, Const, Expr, Op, Select, Un, holds_check,
                                    _member)
 
 
@@ -95,10 +95,10 @@ def _simplify_int(op: str, a: Expr, b: Expr) -> Expr | None:
     if op == "sub":
         if is_const(b, 0):
             return a
-        if a == b and not a.kinds & _KIND_BIT[Checked]:
+        if a == b and not holds_check(a):
             return cint(0)
     if op == "mul":
-        if is_const(a, 0) and not b.kinds & _KIND_BIT[Checked] or is_const(b, 0) and not a.kinds & _KIND_BIT[Checked]:
+        if is_const(a, 0) and not holds_check(b) or is_const(b, 0) and not holds_check(a):
             return cint(0)
         if is_const(a, 1):
             return b
@@ -106,11 +106,11 @@ def _simplify_int(op: str, a: Expr, b: Expr) -> Expr | None:
             return a
     if op == "div" and is_const(b, 1):
         return a
-    if op == "mod" and is_const(b, 1) and not a.kinds & _KIND_BIT[Checked]:
+    if op == "mod" and is_const(b, 1) and not holds_check(a):
         return cint(0)
     if op in ("shl", "shr") and is_const(b, 0):
         return a
-    if op in _FOLD_CMP and a == b and not a.kinds & _KIND_BIT[Checked]:    # x == x, x < x ...
+    if op in _FOLD_CMP and a == b and not holds_check(a):    # x == x, x < x ...
         return Const("bool", op in ("eq", "le", "ge"))
     return None
 
@@ -161,7 +161,7 @@ def plain_divisor(e: Expr) -> Expr:
 def select(c: Expr, a: Expr, b: Expr) -> Expr:
     if isinstance(c, Const):
         return a if c.value else b
-    if a == b and not c.kinds & _KIND_BIT[Checked]:     # (c's checks are made whichever arm)
+    if a == b and not holds_check(c):     # (c's checks are made whichever arm)
         return a
     return Select(a.ty, c, a, b)
 

@@ -19,7 +19,7 @@ from fcl.base.errors import CompilerBug
 from fcl.base.hw import skewed_elements
 from fcl.codegen.kir.build import binop, cint, plain_divisor
 from fcl.codegen.kir.nodes import (Atomic, Barrier, Bin, Buffer, Checked, Const, DeclPtr, Expr, Fail, For, Kernel,
-                                   Select, Stmt, Store, SwapPtr, VLoad, VStore, _child_fields, _KIND_BIT,
+                                   Select, Stmt, Store, SwapPtr, VLoad, VStore, _child_fields, holds_check,
                                    stmt_exprs)
 from fcl.codegen.kir.walk import rebuilt, refold, walk_stmts
 
@@ -103,7 +103,7 @@ def _without_dead_local_stores(k: Kernel) -> Kernel:
         return k
 
     def checked(s: Stmt) -> bool:
-        return any(e.kinds & _KIND_BIT[Checked] for e in stmt_exprs(s))
+        return any(holds_check(e) for e in stmt_exprs(s))
 
     def prune(stmts) -> tuple:
         out = []
@@ -213,7 +213,7 @@ def hoist_checks(e: Expr) -> tuple[Expr, list] | None:
         if isinstance(x, Checked):
             raise _Unhoistable
         if isinstance(x, Select) or isinstance(x, Bin) and x.op in ("and", "or"):
-            if x.kinds & _KIND_BIT[Checked]:
+            if holds_check(x):
                 raise _Unhoistable
             return x
         children = {name: (strip(getattr(x, name)) if kind == "expr" else tuple(strip(c) for c in getattr(x, name)))

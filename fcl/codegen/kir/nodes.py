@@ -483,6 +483,12 @@ def kind_bits(*kinds) -> int:
     return functools.reduce(operator.or_, (_KIND_BIT[k] for k in kinds), 0)
 
 
+def holds_check(e: Expr) -> bool:
+    """Whether evaluating e makes a run-time check (a `Checked`: an index, a divisor), which a
+    rewrite must not drop with the part of e that holds it."""
+    return bool(e.kinds & _KIND_BIT[Checked])
+
+
 # ---------------------------------------------------------------- children, from the dataclass fields
 
 @functools.cache

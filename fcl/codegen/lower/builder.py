@@ -360,7 +360,7 @@ class Ctx:
             return SPair(self.share(v.a, eager), self.share(v.b, eager))
         if not isinstance(v, SScalar) or isinstance(v.e, (K.Const, K.Var, K.HwId)):
             return v
-        checks = v.e.kinds & K.kind_bits(K.Checked)
+        checks = K.holds_check(v.e)
         if sum(1 for _ in K.walk_expr(v.e)) < SHARE_MIN and not (eager and checks):
             return v
         # stays host-computable (it may be a size); but the host computes its variables before

@@ -205,7 +205,7 @@ def checks(v: SVal) -> bool:
     """A scalar value (or pair of them) holding a run-time check."""
     if isinstance(v, SPair):
         return checks(v.a) or checks(v.b)
-    return isinstance(v, SScalar) and bool(v.e.kinds & K.kind_bits(K.Checked))
+    return isinstance(v, SScalar) and K.holds_check(v.e)
 
 
 def divides(v: SVal) -> bool:
@@ -213,7 +213,7 @@ def divides(v: SVal) -> bool:
     check that fails whatever the values (a divisor or length the compiler knows is 0)."""
     if isinstance(v, SPair):
         return divides(v.a) or divides(v.b)
-    return isinstance(v, SScalar) and bool(v.e.kinds & K.kind_bits(K.Checked)) and any(
+    return isinstance(v, SScalar) and K.holds_check(v.e) and any(
         isinstance(x, K.Select) and K.plain_divisor(x) is not x
         or isinstance(x, K.Checked) and K.is_const(x.length, 0) for x in K.walk_expr(v.e))
 

@@ -145,7 +145,7 @@ class _Status:
         b = ctx.b
         self.ne = scalar_leaves(ctx, ne, "the values scanConcat's parts exchange", span)
         self.shape = shape_of(ne)
-        words = sum(2 if x.e.ty == "double" else 1 for x in self.ne)
+        words = sum(_word_count(x.e.ty) for x in self.ne)
         origin = origin_of(span, what)
         # room for no parts where n is negative: the check of n reports it, not the allocation
         room = K.call("max", (n, K.cint(0)), "int")
@@ -183,6 +183,11 @@ def _take_ticket(body: Ctx, st: _Status, n: K.Expr) -> K.Expr:
     ticket = K.call("min", (K.Load("int", slot, K.cint(0)), K.sub(n, K.cint(1))), "int")
     body.emit(K.Let(g, K.call("max", (ticket, K.cint(0)), "int")))
     return K.Var("int", g)
+
+
+def _word_count(ty: str) -> int:
+    """How many ints `_words` takes for a scalar of type ty."""
+    return 2 if ty == "double" else 1
 
 
 def _words(x: K.Expr) -> list[K.Expr]:
@@ -234,20 +239,19 @@ def _prefix(c: Ctx, body: Ctx, x: SVal, g: K.Expr, st: _Status, op: SVal, state:
     flag = K.cint(AGGREGATE)
     absorbing = None if summed else _absorbing(c, st, op)
     if absorbing is not None:       # (its word: the bool as an int)
-        word = words[sum(2 if x0.e.ty == "double" else 1 for x0 in st.ne[:absorbing])]
+        word = words[sum(_word_count(x0.e.ty) for x0 in st.ne[:absorbing])]
         flag = K.select(K.binop("ne", word, K.cint(0)), K.cint(INCLUSIVE), K.cint(AGGREGATE))
     c.emit(K.If(lid0, _publish(st, g, flag, words)))
     exclusive = _look_back_sum(c, g, st, summed) if summed else _look_back(c, g, st, op)
     last = c.sub()
     incl = [last.bind(w, "word") for w in _encode(last, apply2(last, op, exclusive, x),
                                                   "the values scanConcat's parts exchange")]
-    c.emit(K.If(lid0, tuple(last.stmts) + _publish(st, g, INCLUSIVE, incl)))
+    c.emit(K.If(lid0, tuple(last.stmts) + _publish(st, g, K.cint(INCLUSIVE), incl)))
     return exclusive
 
 
-def _publish(st: _Status, g: K.Expr, flag: int | K.Expr, words) -> tuple:
+def _publish(st: _Status, g: K.Expr, flag: K.Expr, words) -> tuple:
     """Part g's status: each word with the flag, in one 64-bit exchange."""
-    flag = K.cint(flag) if isinstance(flag, int) else flag
     return tuple(K.Atomic("xchg", slot, g, K.call("pack", (flag, w), "long"))
                  for slot, w in zip(st.slots, words))
 

@@ -28,8 +28,11 @@ def seq_filter(ctx: Ctx, p: SVal, xs: SPull) -> SPush:
     count = ctx.b.fresh("kept")
     ctx.emit(K.DeclVar(count, K.cint(0)))
 
+    def element(c: Ctx, i: K.Expr) -> SVal:
+        return c.share(xs.at(c, i))
+
     def kept(c: Ctx, i: K.Expr):
-        x = c.share(xs.at(c, i))
+        x = element(c, i)
         return x, apply2(c, p, SScalar(i), x).e
 
     # (at most 32 elements: which were kept, a bit each, so that the writes do not test them
@@ -56,7 +59,7 @@ def seq_filter(ctx: Ctx, p: SVal, xs: SPull) -> SPush:
         if bits is None:
             x, keep = kept(loop, kv)
         else:
-            x = loop.share(xs.at(loop, kv))
+            x = element(loop, kv)
             keep = K.binop("ne", K.binop("band", K.binop("shr", K.Var("int", bits), kv), K.cint(1)), K.cint(0))
         write = loop.sub(guard=keep)
         w(write, K.Var("int", j), x)

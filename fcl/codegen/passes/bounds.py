@@ -130,7 +130,7 @@ def _live_arm(e: K.Expr, r: Ranges) -> K.Expr:
     """A select one of whose arms the ranges prove never taken is the other arm (a checked
     divisor proven nonzero is the divisor: its failing arm is dead), where its condition holds
     no run-time check (which must still run: `(index a 5 & 0) < 1 ? x : y`)."""
-    if isinstance(e, K.Select) and not e.cond.kinds & CHECKS:
+    if isinstance(e, K.Select) and not K.holds_check(e.cond):
         if r.refined(opposite(e.cond), facts=False).dead:
             return e.a
         if r.refined(e.cond, facts=False).dead:

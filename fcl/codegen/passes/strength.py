@@ -19,7 +19,6 @@ from fcl.codegen.passes.base import Pass
 Op = K.Op
 _PROVEN = {Op.DIV: Op.DIV_NN, Op.MOD: Op.MOD_NN}
 _COMPARE = {Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE}
-CHECKS = K.kind_bits(K.Checked)
 
 
 def strength_reduce(plan: P.Plan) -> P.Plan:
@@ -43,7 +42,7 @@ def decide(op: Op, a: Interval, b: Interval) -> bool | None:
 
 def _reduce(e: K.Expr, r: Ranges) -> K.Expr:
     if isinstance(e, K.Bin) and e.op in _COMPARE and e.a.ty == "int":
-        if (e.a.kinds | e.b.kinds) & CHECKS:      # (folded, it would drop a run-time check)
+        if K.holds_check(e):      # (folded, it would drop a run-time check)
             return e
         known = decide(e.op, r.of(e.a), r.of(e.b))
         return e if known is None else K.Const("bool", known)
