@@ -30,7 +30,7 @@ from fcl.codegen.kir.walk import (Names, binds, defined_in, defines, map_expr, m
                                   names_read, rebuilt, refold, rename, straight_copies, strict_children, walk_expr, walk_scoped,
                                   walk_blocks, walk_stmts, with_operands)
 from fcl.codegen.kir.facts import (BOUNDS_BIT_CAP, BOUNDS_WORDS, CHECK_VALUES, CheckFailed, PointerClasses,
-                                   accesses, all_accesses, buffers_used, contains_barrier, copies, footprint,
+                                   accesses, all_accesses, buffers_used, checks_covered, contains_barrier, copies, footprint,
                                    hoist_checks, plain_local, record_failure, used_outside, without_unused_locals)
 from fcl.codegen.kir.host import eval_host
 from fcl.codegen.kir.simplify import simplify_kernel
@@ -39,7 +39,7 @@ from fcl.codegen.kir.printer import format_expr, format_program, format_stmts
 __all__ = [
     "accesses", "add", "all_accesses", "Assign", "ATOMIC_OPS", "Atomic", "Barrier", "Bin", "binds", "binop",
     "BOUNDS_BIT_CAP", "BOUNDS_WORDS", "Buffer", "buffers_used", "call", "Call", "CHECK_VALUES", "checked",
-    "Checked", "checked_divisor", "CheckFailed", "cint", "Comment", "COMPARISONS", "const", "Const",
+    "Checked", "checks_covered", "checked_divisor", "CheckFailed", "cint", "Comment", "COMPARISONS", "const", "Const",
     "contains_barrier", "copies", "DeclPtr", "DeclVar", "defined_in", "defines", "div", "eval_host", "Expr",
     "expr_children", "Fail", "footprint", "For", "format_expr", "format_program", "format_stmts", "GENERAL_OP",
     "hoist_checks", "holds_check", "Hw", "HwId", "If", "is_const", "Kernel", "kind_bits", "Let", "Level", "Load",

@@ -225,5 +225,47 @@ def hoist_checks(e: Expr) -> tuple[Expr, list] | None:
         return None
 
 
+def checks_made(e: Expr) -> set:
+    """The run-time checks that every evaluation of e makes (not those in an arm of a select
+    or the right side of && and ||, which only some reach): a bounds check as its (index,
+    length), a checked divisor as itself."""
+    made = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if plain_divisor(x) is not x:
+            made.add(x)
+            stack.append(x.a)
+            continue
+        if isinstance(x, Checked):
+            made.add((x.index, x.length))
+        if isinstance(x, Select):
+            stack.append(x.cond)
+        elif isinstance(x, Bin) and x.op in ("and", "or"):
+            stack.append(x.a)
+        else:
+            stack.extend(c for name, kind in _child_fields(type(x)) if kind != "block"
+                         for c in ((getattr(x, name),) if kind == "expr" else getattr(x, name)))
+    return made
+
+
+def checks_covered(e: Expr, by: Expr) -> bool:
+    """Whether every run-time check in e is one that evaluating `by` makes anyway (the same
+    index into the same length, the same checked divisor), so evaluating e as well cannot
+    fail where `by` does not."""
+    made = checks_made(by)
+
+    def covered(x: Expr) -> bool:
+        if not holds_check(x):
+            return True
+        if plain_divisor(x) is not x:
+            return x in made and covered(x.a)
+        if isinstance(x, Checked) and (x.index, x.length) not in made:
+            return False
+        return all(covered(c) for name, kind in _child_fields(type(x)) if kind != "block"
+                   for c in ((getattr(x, name),) if kind == "expr" else getattr(x, name)))
+    return covered(e)
+
+
 class _Unhoistable(Exception):
     pass

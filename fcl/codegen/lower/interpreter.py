@@ -11,7 +11,7 @@ from fcl.base.errors import CompileError, CompilerBug
 from fcl.codegen import kir as K
 from fcl.codegen.lower.builder import Ctx
 from fcl.codegen.lower.control import branch, merge_pure
-from fcl.codegen.lower.primitives import SPANNED, TYPED, primitives
+from fcl.codegen.lower.primitives import SPANNED, TYPED, checks, primitives
 from fcl.codegen.lower.values import (BINOPS, PolyLet, SFun, SLevel, SLevelFun, SPair, SPull, SScalar, SVal,
                                       apply, with_span, zero_of)
 from fcl.syntax import ast as A
@@ -199,13 +199,6 @@ class Lowerer:
         if not sc.stmts:        # no code of its own: the value is good where `a` is
             return SScalar(K.binop(BINOPS[e.op], a, b.e))
         return v
-
-
-def checks(v: SVal) -> bool:
-    """A scalar value (or pair of them) holding a run-time check."""
-    if isinstance(v, SPair):
-        return checks(v.a) or checks(v.b)
-    return isinstance(v, SScalar) and K.holds_check(v.e)
 
 
 def divides(v: SVal) -> bool:

@@ -98,8 +98,8 @@ def primitives() -> dict[str, SVal]:
         "seqfor": curried(3, seqfor, "seqfor"),
         "seqFilter": curried(2, seq_filter, "seqFilter"),
         "sizeOf": curried(1, size_of, "sizeOf"),
-        "fst": curried(1, lambda c, p: p.a, "fst"),
-        "snd": curried(1, lambda c, p: p.b, "snd"),
+        "fst": curried(1, lambda c, p: component(c, p, True), "fst"),
+        "snd": curried(1, lambda c, p: component(c, p, False), "snd"),
     }
     conversions = {"i2d": "double", "d2i": "int", "i2f": "float", "f2i": "int",
                    "f2d": "double", "d2f": "float", "b2i": "int"}
@@ -112,6 +112,37 @@ def primitives() -> dict[str, SVal]:
     prims["floatBits"] = curried(1, lambda c, x: SScalar(K.call("as_int", (x.e,), "int")), "floatBits")
     prims["fma"] = curried(3, lambda c, x, y, z: SScalar(K.call("fma", (x.e, y.e, z.e), x.e.ty)), "fma")
     return prims
+
+
+def component(ctx: Ctx, p: SPair, first: bool) -> SVal:
+    """`fst p` (first) or `snd p`.  The evaluator computed both parts when it made the pair,
+    so the dropped part's run-time checks (an `index`, a divisor) are made too: a scalar
+    part kept is `d == d ? kept : kept` for each checked scalar d dropped (an expression
+    still, which the later passes fold once they prove d's checks cannot fail); another
+    part kept makes them where it is taken."""
+    kept, dropped = (p.a, p.b) if first else (p.b, p.a)
+    if not checks(dropped):
+        return kept
+    if not isinstance(kept, SScalar):
+        ctx.share(dropped, eager=True)
+        return kept
+    e = kept.e
+    for d in checked_scalars(dropped):
+        if not K.checks_covered(d, e):      # (a pair read from one place: the same checks)
+            e = K.select(K.binop("eq", d, d), e, e)
+    return SScalar(e)
+
+
+def checks(v: SVal) -> bool:
+    """A scalar value (or pair of them) holding a run-time check."""
+    return bool(checked_scalars(v))
+
+
+def checked_scalars(v: SVal) -> list[K.Expr]:
+    """The scalars of v (nested pairs looked into) holding a run-time check."""
+    if isinstance(v, SPair):
+        return checked_scalars(v.a) + checked_scalars(v.b)
+    return [v.e] if isinstance(v, SScalar) and K.holds_check(v.e) else []
 
 
 def length_push(ctx: Ctx, arr: SPush) -> SScalar:
