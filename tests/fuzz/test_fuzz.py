@@ -231,6 +231,19 @@ def test_warp_level_barrier_under_a_condition_on_oclgrind():
     assert all(r["status"] == "ok" for _, r in results), failures_text(results)
 
 
+@pytest.mark.skipif(not _device_available(), reason="no OpenCL device")
+def test_block_level_if_around_warp_forces_at_its_seeds_sizes(monkeypatch):
+    """Found by the generator (seed 32121): at #BlockSize 128 and #WarpSize 16 PoCL's
+    optimising build ran the barrier under a block-level `if` wrongly, and the program gave
+    values where the evaluator reports its error (the cut_ifs pass)."""
+    monkeypatch.setenv("FCL_BUILD_OPTIONS", "")     # (the optimising build)
+    source = REGRESSIONS.read_text()
+    cases = [Case(32121, source, "blockIfWarpForces", [k, "iota:16"], 128, 16, ng, []) for k in ("-100", "100")
+             for ng in (1, 3)]
+    results = run_many(cases, jobs=2, timeout=60)
+    assert all(r["status"] == "error" for _, r in results), failures_text(results)
+
+
 def test_nested_lets_and_maps_compile_to_small_code():
     """Class 10: a value used twice at each of 30 levels (lets at a kernel's top, maps
     in per-element code, host-computable lets that may be sizes) is named once per level, not copied: 3^30 copies otherwise."""

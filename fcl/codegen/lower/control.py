@@ -2,8 +2,8 @@
 
 `branch` lowers both alternatives, each into a statement list of its own, and joins their
 values (`merge_pure` where neither emitted code); `emit_if` emits the `if`, cut at its
-branches' barriers where a warp runs it (`barrier_segments`) and wherever it can be
-elsewhere; `hoist_decls` moves a branch's declarations before the `if`, so that the joined
+branches' barriers where a warp runs it (`barrier_segments`; elsewhere the `cut_ifs` pass
+cuts it); `hoist_decls` moves a branch's declarations before the `if`, so that the joined
 value may name them.
 """
 from __future__ import annotations
@@ -77,12 +77,12 @@ def emit_if(ctx: Ctx, c: K.Expr, then_stmts: tuple, else_stmts: tuple, span: Spa
     """`if (c) then else`.  In code a warp runs, c may differ between the warps of a
     block, so a barrier in a branch (a warp-level force) is taken out of the `if`:
     the branches are cut at their barriers and every warp runs each barrier.  Where c
-    is the same in the whole block they are cut too where they can be (`_cuttable`), so
-    that no barrier stands under the `if`: PoCL's optimising build ran one there wrongly
-    after a scanConcat's look-back loop (fuzz seed 4535).
+    is the same in the whole block the `if` stays whole here; the `cut_ifs` pass cuts it
+    once the passes have made its barriers what they will be (PoCL's optimising build ran
+    barriers under a uniform `if` wrongly: after a scanConcat's look-back loop, fuzz seed
+    4535; around warp-level forces, seed 32121).
     Returns the condition as the code after the `if` must test it."""
-    if not (K.contains_barrier(then_stmts) or K.contains_barrier(else_stmts)) \
-            or (ctx.level > Level.WARP and not (_cuttable(then_stmts) and _cuttable(else_stmts))):
+    if not (K.contains_barrier(then_stmts) or K.contains_barrier(else_stmts)) or ctx.level > Level.WARP:
         ctx.emit(K.If(c, then_stmts, else_stmts))
         return c
     segs_a, segs_b = barrier_segments(ctx, then_stmts, span), barrier_segments(ctx, else_stmts, span)
@@ -99,20 +99,6 @@ def emit_if(ctx: Ctx, c: K.Expr, then_stmts: tuple, else_stmts: tuple, span: Spa
         if why is not None:
             ctx.emit(why)
     return c
-
-
-def _cuttable(stmts: tuple) -> bool:
-    """Whether a branch can be cut at its barriers: each is at its top level (none in a
-    loop or an inner `if`), and nothing after one reads a name set before it."""
-    before, since = set(), set()
-    for s in stmts:
-        if isinstance(s, K.Barrier):
-            before |= since
-            continue
-        if K.contains_barrier([s]) or not before.isdisjoint(K.names_read([s]) | K.buffers_used([s])):
-            return False
-        since.update(K.binds(s))
-    return True
 
 
 def barrier_segments(ctx: Ctx, stmts: tuple, span: Span | None = None) -> list:

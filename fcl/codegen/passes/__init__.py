@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from fcl.base.errors import ArgumentError
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.codegen.passes import (barriers, bounds, double_buffer, licm, map_hw, nowrap, privatise, share_local, simplify,
+from fcl.codegen.passes import (barriers, bounds, cut_ifs, double_buffer, licm, map_hw, nowrap, privatise, share_local, simplify,
                                 skew, strength, unroll, unvirtualise, vectorize)
 from fcl.codegen.passes.base import Pass, replace_kernels
 from fcl.codegen.passes.bounds import trim_checks
@@ -28,7 +28,7 @@ AFTER_LOWERING = "lower"     # --dump kir-after=lower: the IR as the lowering ma
 
 PIPELINE: tuple[Pass, ...] = tuple(m.PASS for m in (
     map_hw, bounds, unvirtualise, skew, licm, unroll, strength, simplify, privatise, nowrap, vectorize, share_local,
-    double_buffer, barriers))
+    double_buffer, barriers, cut_ifs))
 
 MAP_HW = map_hw.PASS.name
 BY_NAME = {p.name: p for p in PIPELINE}
