@@ -1,4 +1,4 @@
-"""The `cut_ifs` pass: no barrier stands under an `if`.
+"""The `cut_ifs` pass: an `if` is cut at the barriers at the top of its branches.
 
 A barrier inside an `if` is one every work-item of the group reaches or none does, so the
 condition is the same across the work-group (the lowering's `emit_if` makes it so, or
@@ -19,8 +19,8 @@ The same on every device (a test of a variable a stretch costs nothing beside a
 barrier).  An `if` around barriers alone (a part loop's barrier before the next part)
 stays.  A name a stretch defines and a later one reads is declared before the first
 `if` and assigned where it was defined.  Left as it is: an `if` that declares a pointer
-(a `while`'s ping-pong) in a stretch before a barrier, and barriers nested in a branch's
-loops (PoCL runs those right: the loop is the unit its barrier handling works on).
+(a `while`'s ping-pong), and the barriers of a loop inside a branch (the loop cannot be
+cut; no random program has shown PoCL wrong there yet).
 Runs last, after `barriers` has dropped the barriers it can.
 """
 from __future__ import annotations
@@ -99,5 +99,5 @@ def _hoisted(segs: list, out: list) -> list:
     return result
 
 
-PASS = Pass("cut_ifs", "an `if` whose branches hold barriers becomes one `if` a stretch between them, so no "
-            "barrier stands under an `if` (PoCL runs some there wrongly)", cut_ifs, optimising=False)
+PASS = Pass("cut_ifs", "an `if` whose branches hold barriers at their top becomes one `if` a stretch between them, "
+            "the barriers outside (PoCL ran some under a uniform `if` wrongly)", cut_ifs, optimising=False)
