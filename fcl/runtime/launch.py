@@ -94,16 +94,23 @@ class Launcher:
 
     # ------------------------------------------------------------ sizes
 
-    def size_of(self, e: K.Expr, env: dict, what: str, span=None) -> int:
+    def size_of(self, e: K.Expr, env: dict, what: str, span=None, in_kernel: bool = False) -> int:
         """The host's value of size `e`; a negative one is a run-time error of the program
         (the evaluator reports the `generate`, `take`... whose length is negative), located
-        at `span`, the array's own place, where there is one."""
+        at `span`, the array's own place, where there is one.  `in_kernel`: the size of
+        something a kernel computes (a local buffer, the length a device `while` ends with),
+        perhaps in a branch or loop that does not run for these arguments, where the
+        evaluator reports nothing: a negative one is 0 here, and the kernel's own check of
+        that `generate` or `take` reports it where it does run (as the emitted Python module
+        does, `fclc compile --emit py`)."""
         try:
             n = K.eval_host(e, env)
         except ZeroDivisionError:
             raise ArgumentError(f"the size of {what} divides by zero for these arguments") from None
         except LookupError:
             raise CompilerBug(f"size of {what} is not computable on the host: {K.format_expr(e)}") from None
+        if in_kernel:
+            return max(0, int(n))
         if n < 0 and span is not None:
             raise EvalError(f"the length of the {what} is negative ({n}) for these arguments",
                             span, ["a length in it (of a `generate`, say) is negative: `fclc eval` says which"])
@@ -139,7 +146,7 @@ class Launcher:
         for b in k.locals_:
             if static_only and not isinstance(b.size, K.Const):
                 continue
-            n = self.size_of(b.size, env, b.origin, self.spans.get(b.name))
+            n = self.size_of(b.size, env, b.origin, self.spans.get(b.name), in_kernel=True)
             copies = K.copies(b, self.plan.block_size, self.plan.warp_size)
             size = max(1, K.footprint(b, n * copies))
             out.append((b, size * STORAGE_DTYPES[b.ty].itemsize))
@@ -340,7 +347,8 @@ class Launcher:
 
     def do_SetVar(self, s: P.SetVar, st: State):
         if s.size:
-            st.env[s.var] = self.size_of(s.expr, st.env, "array a step of this loop gives", self.spans.get(s.var))
+            st.env[s.var] = self.size_of(s.expr, st.env, "array a step of this loop gives", self.spans.get(s.var),
+                                         in_kernel=True)
             return
         st.env[s.var] = K.eval_host(s.expr, st.env, total=True)     # as the kernels would compute it
 
