@@ -53,7 +53,7 @@ class Emulator(Launcher):
     def do_Launch(self, s: P.Launch, st: State):
         k = self.plan.kernel(P.chosen(s, st.env))
         arrays = {b: st.buffer(b) for b in s.uses.buffers}
-        sizes = {b.name: K.footprint(b, self.size_of(b.size, st.env, b.origin)
+        sizes = {b.name: K.footprint(b, self.size_of(b.size, st.env, b.origin, in_kernel=True)
                                      * K.copies(b, self.plan.block_size, self.plan.warp_size))
                  for b in k.locals_}
         for groups in self.slices(s, st.env):
