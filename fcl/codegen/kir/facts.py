@@ -19,9 +19,9 @@ from fcl.base.errors import CompilerBug
 from fcl.base.hw import skewed_elements
 from fcl.codegen.kir.build import binop, cint, plain_divisor
 from fcl.codegen.kir.nodes import (Atomic, Barrier, Bin, Buffer, Checked, Const, DeclPtr, Expr, Fail, For, Kernel,
-                                   Select, Stmt, Store, SwapPtr, VLoad, VStore, _child_fields, holds_check,
-                                   stmt_exprs)
-from fcl.codegen.kir.walk import rebuilt, refold, walk_stmts
+                                   Select, Stmt, Store, SwapPtr, VLoad, VStore, _child_fields, expr_children,
+                                   holds_check, stmt_exprs)
+from fcl.codegen.kir.walk import rebuilt, refold, strict_children, walk_stmts
 
 
 def contains_barrier(stmts) -> bool:
@@ -227,8 +227,8 @@ def hoist_checks(e: Expr) -> tuple[Expr, list] | None:
 
 def checks_made(e: Expr) -> set:
     """The run-time checks that every evaluation of e makes (not those in an arm of a select
-    or the right side of && and ||, which only some reach): a bounds check as its (index,
-    length), a checked divisor as itself."""
+    or the right side of && and ||, which only some reach: `strict_children`): a bounds
+    check as its (index, length), a checked divisor as itself."""
     made = set()
     stack = [e]
     while stack:
@@ -239,13 +239,7 @@ def checks_made(e: Expr) -> set:
             continue
         if isinstance(x, Checked):
             made.add((x.index, x.length))
-        if isinstance(x, Select):
-            stack.append(x.cond)
-        elif isinstance(x, Bin) and x.op in ("and", "or"):
-            stack.append(x.a)
-        else:
-            stack.extend(c for name, kind in _child_fields(type(x)) if kind != "block"
-                         for c in ((getattr(x, name),) if kind == "expr" else getattr(x, name)))
+        stack.extend(c for c, always in strict_children(x) if always)
     return made
 
 
@@ -262,8 +256,7 @@ def checks_covered(e: Expr, by: Expr) -> bool:
             return x in made and covered(x.a)
         if isinstance(x, Checked) and (x.index, x.length) not in made:
             return False
-        return all(covered(c) for name, kind in _child_fields(type(x)) if kind != "block"
-                   for c in ((getattr(x, name),) if kind == "expr" else getattr(x, name)))
+        return all(covered(c) for c in expr_children(x))
     return covered(e)
 
 
