@@ -25,12 +25,12 @@ from fcl.codegen.kir.nodes import (ATOMIC_OPS, GENERAL_OP, VECTOR_WIDTHS, Assign
                                    Stmt, Store, SwapPtr, Un, VLoad, VStore, Var, expr_children, kind_bits,
                                    stmt_children, stmt_exprs, _child_fields, holds_check)
 from fcl.codegen.kir.build import (COMPARISONS, add, binop, call, checked, checked_divisor, cint, const, div,
-                                   is_const, lt, mul, plain_divisor, select, sub, unop)
+                                   is_const, lt, mul, plain_divisor, select, sub, unop, zero)
 from fcl.codegen.kir.walk import (Names, binds, defined_in, defines, map_expr, map_own_exprs, map_stmts,
                                   names_read, rebuilt, refold, rename, straight_copies, strict_children, walk_expr, walk_scoped,
                                   walk_blocks, walk_stmts, with_operands)
 from fcl.codegen.kir.facts import (BOUNDS_BIT_CAP, BOUNDS_WORDS, CHECK_VALUES, CheckFailed, PointerClasses,
-                                   accesses, all_accesses, buffers_used, checks_covered, contains_barrier, copies, footprint,
+                                   accesses, all_accesses, barrier_segments, buffers_used, checks_covered, contains_barrier, copies, footprint,
                                    hoist_checks, plain_local, record_failure, used_outside, without_unused_locals)
 from fcl.codegen.kir.host import eval_host
 from fcl.codegen.kir.simplify import simplify_kernel
@@ -38,7 +38,7 @@ from fcl.codegen.kir.printer import format_expr, format_program, format_stmts
 
 __all__ = [
     "accesses", "add", "all_accesses", "Assign", "ATOMIC_OPS", "Atomic", "Barrier", "Bin", "binds", "binop",
-    "BOUNDS_BIT_CAP", "BOUNDS_WORDS", "Buffer", "buffers_used", "call", "Call", "CHECK_VALUES", "checked",
+    "barrier_segments", "BOUNDS_BIT_CAP", "BOUNDS_WORDS", "Buffer", "buffers_used", "call", "Call", "CHECK_VALUES", "checked",
     "Checked", "checks_covered", "checked_divisor", "CheckFailed", "cint", "Comment", "COMPARISONS", "const", "Const",
     "contains_barrier", "copies", "DeclPtr", "DeclVar", "defined_in", "defines", "div", "eval_host", "Expr",
     "expr_children", "Fail", "footprint", "For", "format_expr", "format_program", "format_stmts", "GENERAL_OP",
@@ -47,5 +47,5 @@ __all__ = [
     "Op", "Param", "ParFor", "PartFor", "plain_divisor", "plain_local", "PointerClasses", "rebuilt", "record_failure",
     "refold", "rename", "select", "Select", "SeqFor", "simplify_kernel", "Stmt", "stmt_children", "stmt_exprs", "Store",
     "straight_copies", "used_outside", "strict_children", "sub", "SwapPtr", "Un", "unop", "Var", "VECTOR_WIDTHS", "VLoad", "VStore", "walk_expr",
-    "walk_blocks", "walk_scoped", "walk_stmts", "with_operands", "without_unused_locals", "_child_fields",
+    "walk_blocks", "walk_scoped", "walk_stmts", "with_operands", "without_unused_locals", "zero", "_child_fields",
 ]

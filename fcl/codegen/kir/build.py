@@ -21,6 +21,11 @@ def const(value, ty: str) -> Const:
     return Const(ty, value)
 
 
+def zero(ty: str) -> Const:
+    """The zero of scalar type ty (false for bool)."""
+    return Const(ty, {"int": 0, "float": 0.0, "double": 0.0, "bool": False}[ty])
+
+
 def cint(value: int) -> Const:
     return Const("int", scalars.wrap(int(value)))
 

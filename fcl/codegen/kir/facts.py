@@ -24,6 +24,20 @@ from fcl.codegen.kir.nodes import (Atomic, Barrier, Bin, Buffer, Checked, Const,
 from fcl.codegen.kir.walk import rebuilt, refold, strict_children, walk_stmts
 
 
+def barrier_segments(stmts) -> list:
+    """[(a stretch of statements, the barrier after it or None)] of a statement list's top
+    level (barriers nested in its loops and ifs stay in their stretch)."""
+    segs, cur = [], []
+    for s in stmts:
+        if isinstance(s, Barrier):
+            segs.append((tuple(cur), s))
+            cur = []
+        else:
+            cur.append(s)
+    segs.append((tuple(cur), None))
+    return segs
+
+
 def contains_barrier(stmts) -> bool:
     return any(isinstance(s, Barrier) for s in walk_stmts(stmts))
 

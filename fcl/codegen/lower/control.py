@@ -104,22 +104,15 @@ def emit_if(ctx: Ctx, c: K.Expr, then_stmts: tuple, else_stmts: tuple, span: Spa
 def barrier_segments(ctx: Ctx, stmts: tuple, span: Span | None = None) -> list:
     """[(statements, the barrier after them or None)]; a barrier nested in a loop or an
     inner `if` of the branch cannot be taken out: a located error."""
-    segs, cur = [], []
     for s in stmts:
-        if isinstance(s, K.Barrier):
-            segs.append((tuple(cur), s))
-            cur = []
-            continue
-        if K.contains_barrier([s]):
+        if not isinstance(s, K.Barrier) and K.contains_barrier([s]):
             raise CompilerLimitation("warp-branch", "this `if` runs in each warp and its condition may differ between the warps "
                                "of a block, but a branch synchronises the whole block inside a loop (a "
                                "warp-level while, seqConcat or parts with their own barriers), which some "
                                "warps would never reach", span or ctx.b.span,
                                ["compute both alternatives before the `if` (force them outside it) and let "
                                 "the `if` choose between the results"])
-        cur.append(s)
-    segs.append((tuple(cur), None))
-    return segs
+    return K.barrier_segments(stmts)
 
 
 def hoist_decls(ctx: Ctx, stmts: list) -> tuple:

@@ -219,8 +219,8 @@ def literal_array(elems: list[SVal]) -> SPull:
                 return elems[i.value]
             raise ctx.error(f"index {i.value} out of range for an array literal of length {len(elems)}")
         result = elems[-1]
-        if len(elems) == 1 and K.holds_check(i):    # (i's checks are made, though no choice reads it)
-            result = merge_pure(K.binop("eq", i, i), result, result)
+        if len(elems) == 1:     # (no choice reads i: its checks are made as an unused argument's)
+            ctx.share(SScalar(i), eager=K.holds_check(i))
         for k in range(len(elems) - 2, -1, -1):
             result = merge_pure(K.binop("eq", i, K.cint(k)), elems[k], result)
         return result

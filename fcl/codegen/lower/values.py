@@ -156,4 +156,4 @@ def scalar_leaves(ctx, v: SVal, what: str = "a loop's state", span: Span | None 
 
 def zero_of(ty: str):
     """The zero of scalar type `ty`, as a Python value."""
-    return {"int": 0, "float": 0.0, "double": 0.0, "bool": False}[ty]
+    return K.zero(ty).value

@@ -39,7 +39,7 @@ def cut_ifs(plan: P.Plan) -> P.Plan:
         def fs(s: K.Stmt):
             if not isinstance(s, K.If):
                 return s
-            segs_a, segs_b = _segments(s.then), _segments(s.else_)
+            segs_a, segs_b = K.barrier_segments(s.then), K.barrier_segments(s.else_)
             if len(segs_a) + len(segs_b) == 2 or _declares_pointer(s.then) or _declares_pointer(s.else_) \
                     or not any(seg[0] for seg in segs_a + segs_b):     # (only barriers: nothing to cut)
                 return s
@@ -65,19 +65,6 @@ def cut_ifs(plan: P.Plan) -> P.Plan:
     return replace_kernels(plan, rewrite)
 
 
-def _segments(stmts: tuple) -> list:
-    """[(a stretch of statements, the barrier after it or None)] of a branch's top level."""
-    segs, cur = [], []
-    for s in stmts:
-        if isinstance(s, K.Barrier):
-            segs.append((tuple(cur), s))
-            cur = []
-        else:
-            cur.append(s)
-    segs.append((tuple(cur), None))
-    return segs
-
-
 def _declares_pointer(stmts: tuple) -> bool:
     return any(isinstance(s, K.DeclPtr) for s in stmts)
 
@@ -92,7 +79,7 @@ def _hoisted(segs: list, out: list) -> list:
         for s in stmts:
             if isinstance(s, (K.Let, K.DeclVar)) and s.var in later:
                 value = s.expr if isinstance(s, K.Let) else s.init
-                out.append(K.DeclVar(s.var, K.Const(value.ty, {"bool": False, "float": 0.0, "double": 0.0}.get(value.ty, 0))))
+                out.append(K.DeclVar(s.var, K.zero(value.ty)))
                 s = K.Assign(s.var, value)
             kept.append(s)
         result.append((tuple(kept), barrier))

@@ -127,7 +127,7 @@ class _Rewrite:
             decls, after = whole
             return (*decls, dataclasses.replace(loop, body=body)), after
         runs = K.lt(loop.start, loop.stop)
-        zero = K.const({"bool": False, "int": 0}.get(ty, 0.0), ty)
+        zero = K.zero(ty)
         loads = tuple(K.DeclVar(reg, K.select(runs, K.Load(ty, cur, _index(key)), zero))
                       for key, (reg, _) in slots.items())
         stores = tuple(K.Store(cur, _index(key), K.Var(ty, reg)) for key, (reg, _) in slots.items())
