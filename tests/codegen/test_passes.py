@@ -65,12 +65,16 @@ def test_ranges_of_ids_lengths_and_arithmetic():
 
 def test_strength_reduces_non_negative_division():
     body = strided([K.Store("b", K.binop("div", i, K.cint(32)), K.binop("mod", i, K.cint(8))),
-                    K.Store("b", K.binop("div", i, n), K.binop("mod", i, a))])
+                    K.Store("b", K.binop("div", i, a), K.binop("mod", i, a)),
+                    K.Store("b", K.binop("div", i, n), K.binop("mod", i, n))])
     out = body_of(strength_reduce(plan_of(body)))[0].body
     assert out[0].index == K.Bin("int", Op.SHR, i, K.cint(5))
     assert out[0].value == K.Bin("int", Op.BAND, i, K.cint(7))
-    assert out[1].index == K.Bin("int", Op.DIV, i, n)     # n may be 0
-    assert out[1].value == K.Bin("int", Op.MOD, i, a)     # a may be negative
+    assert out[1].index == K.Bin("int", Op.DIV, i, a)     # a may be 0 or negative
+    assert out[1].value == K.Bin("int", Op.MOD, i, a)
+    # in the loop's body its end n is above its start lid >= 0: n > 0
+    assert out[2].index == K.Bin("int", Op.DIV_NN, i, n)
+    assert out[2].value == K.Bin("int", Op.MOD_NN, i, n)
 
 
 def test_strength_uses_c_division_with_a_positive_divisor():

@@ -244,6 +244,20 @@ def test_block_level_if_around_warp_forces_at_its_seeds_sizes(monkeypatch):
     assert all(r["status"] == "error" for _, r in results), failures_text(results)
 
 
+def test_unread_fold_before_single_work_item_parts_at_its_seeds_sizes(monkeypatch):
+    """Found by the generator (seed 62370): PoCL's optimising build ran a block-level part's
+    write under `if (lid < 1)` in work-item 1 too, after a fold kept only for its checks, at
+    the seed's #BlockSize 24 and #WarpSize 6 and at the defaults; the range analysis now
+    knows a loop's end is above its start in its body, and the divisor check goes."""
+    monkeypatch.setenv("FCL_BUILD_OPTIONS", "")     # (the optimising build)
+    source = REGRESSIONS.read_text()
+    arr = ("[-38, -47, 42, -19, 28, -1360828993, -7, 4, -1143438830, 11, -2, 16, 43, -45, 32, -29, 12, -31, 14,"
+           " 470575554, 15, 26, 18, -12, 19, 30, -17, 1133287119, -12, 7, 39]")
+    cases = [Case(62370, source, "unreadFold", ["7", arr], bs, ws, 1024, []) for bs, ws in ((24, 6), (256, 32))]
+    results = run_many(cases, jobs=2, timeout=60)
+    assert all(r["status"] == "ok" for _, r in results), failures_text(results)
+
+
 def test_nested_lets_and_maps_compile_to_small_code():
     """Class 10: a value used twice at each of 30 levels (lets at a kernel's top, maps
     in per-element code, host-computable lets that may be sizes) is named once per level, not copied: 3^30 copies otherwise."""

@@ -705,8 +705,8 @@ def _block(stmts, r: Ranges, f, fs=None) -> tuple:
     for s in stmts:
         if isinstance(s, K.For):
             start, stop, step = (_expr(x, r, f) for x in (s.start, s.stop, s.step))
-            inner = r.child()
             lo, hi, st = r.of(start), r.of(stop), r.of(step)
+            inner = r.refined(K.binop("lt", start, stop)) if st.positive() else r.child()
             inner.env[s.var] = Interval(lo.lo, max(lo.lo, hi.hi - 1)) if st.positive() else FULL
             if st.positive() and s.var not in r.mutable:
                 if inner.stable(stop):

@@ -117,8 +117,8 @@ def host_stmt_text(plan: Plan, s: HostStmt, fmt=K.format_expr) -> str:
         return f"check {s.buffer}: no device while was stopped by its guard ({', '.join(s.loops)})"
     if isinstance(s, CheckBounds):
         n = len(s.sites)
-        return (f"check {s.buffer}: no run-time check failed ({plan.check_count()} device checks left "
-                f"of {n} in the program: `index`, zero divisors, part lengths)")
+        return (f"check {s.buffer}: no run-time check failed ({len(plan.check_sites())} of the program's {n} "
+                f"run-time checks left on the device: `index`, zero divisors, part lengths)")
     if isinstance(s, Result):
         return "result: " + result_text(s, fmt)
     if isinstance(s, Loop):

@@ -323,12 +323,21 @@ class Plan:
 
     def check_count(self) -> int:
         """The run-time checks (`kir.Checked`, `kir.Fail`) left in the kernels (not counting
-        their unchecked versions, which hold a subset) and the host program."""
+        their unchecked versions, which hold a subset) and the host program: every copy
+        (an unrolled loop's, a kernel's), so at least `len(check_sites())`."""
+        return len(self._checks())
+
+    def check_sites(self) -> set[int]:
+        """The program's run-time checks (its `CheckBounds` sites) that some check left
+        in the kernels or the host program may still report."""
+        return {x.site for x in self._checks()}
+
+    def _checks(self) -> list:
         stmts = [s for k in self.launched() for s in K.walk_stmts(k.body)]
         exprs = [e for s in stmts for e in K.stmt_exprs(s)]
         exprs += [e for s in walk(self.body) for e in vars(s).values() if isinstance(e, K.Expr)]
-        return (sum(isinstance(x, K.Checked) for e in exprs for x in K.walk_expr(e))
-                + sum(isinstance(s, K.Fail) for s in stmts))
+        return ([x for e in exprs for x in K.walk_expr(e) if isinstance(x, K.Checked)]
+                + [s for s in stmts if isinstance(s, K.Fail)])
 
     def check_kind(self, site: int) -> str:
         """What run-time check number `site` checks (`CheckBounds.kind`)."""

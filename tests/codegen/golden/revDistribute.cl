@@ -10,7 +10,7 @@ host program:
   hs2 := lengthPull arr / chunkSize
   alloc out3 : int[chunkSize * hs2]
   launch revDistribute on min(#NumGroups, max(1, hs2)) work-groups x 256 work-items (in1_1, bounds, out3, arg0, n1, hs2)
-  check bounds: no run-time check failed (12 device checks left of 9 in the program: `index`, zero divisors, part lengths)
+  check bounds: no run-time check failed (7 of the program's 9 run-time checks left on the device: `index`, zero divisors, part lengths)
   result: array in out3, length chunkSize * hs2
 examples/reverse.fcl:9:3: note: `splitUp` leaves out the last `length mod n` elements (n: the part size); `pad n x` the array first to keep them
 
@@ -66,7 +66,7 @@ void revDistribute(
   }
   const bool inv3 = !(arg0 >= 0);
   for (int part4 = (int)get_group_id(0); part4 < hs2; part4 += (int)get_num_groups(0)) {
-    const int sh6 = fcl_check(fcl_sub(fcl_sub(hs2, 1), part4), fcl_div(n1, arg0 != 0 ? arg0 : fcl_check(n1, 0, bounds, 0)), bounds, 4);
+    const int sh6 = hs2 - 1 - part4;
     if (inv3) {
       fcl_fail(bounds, 5, arg0, 0, 0, 0);
     }
@@ -76,7 +76,7 @@ void revDistribute(
     const int inv1 = fcl_mul(part4, arg0);
     const int inv2 = fcl_mul(sh6, arg0);
     for (int i7 = lid; i7 < arg0; i7 += 256) {
-      out3[fcl_add(inv1, i7)] = in1_1[fcl_check(fcl_add(inv2, fcl_check(fcl_sub(fcl_sub(arg0, 1), i7), arg0, bounds, 7)), n1, bounds, 8)];
+      out3[fcl_add(inv1, i7)] = in1_1[fcl_check(fcl_add(inv2, arg0 - 1 - i7), n1, bounds, 8)];
     }
   }
 }

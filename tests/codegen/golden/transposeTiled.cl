@@ -17,7 +17,7 @@ host program:
   alloc out6 : int[tileDim * tileDim * (hs3 * hs4)]
   alloc claims13 : int[tileDim * tileDim * (hs3 * hs4) * (1 - b2i(rows / tileDim > 0 && tileDim > 0 && rows >= 0))]
   launch transposeTiled on max(1, hs3 * hs4) (a part each, first_group the first of a launch) work-groups x 256 work-items (in3_1, bounds, out6, claims13, arg0, arg1, arg2, n3, hs2, hs3, hs4, hs5, first_group, group_total)
-  check bounds: no run-time check failed (30 device checks left of 27 in the program: `index`, zero divisors, part lengths)
+  check bounds: no run-time check failed (27 of the program's 27 run-time checks left on the device: `index`, zero divisors, part lengths)
   result: array in out6, length tileDim * tileDim * (hs3 * hs4)
 examples/transpose.fcl:13:3: note: `split2DGrid` leaves out the rows and columns past the last whole t x t tile
 
