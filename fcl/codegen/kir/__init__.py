@@ -30,7 +30,7 @@ from fcl.codegen.kir.walk import (Names, binds, defined_in, defines, map_expr, m
                                   names_read, rebuilt, refold, rename, straight_copies, strict_children, walk_expr, walk_scoped,
                                   walk_blocks, walk_stmts, with_operands)
 from fcl.codegen.kir.facts import (BOUNDS_BIT_CAP, BOUNDS_WORDS, CHECK_VALUES, CheckFailed, PointerClasses,
-                                   accesses, all_accesses, barrier_segments, buffers_used, checks_covered, contains_barrier, copies, footprint,
+                                   accesses, all_accesses, barrier_segments, buffers_used, checks_covered, contains_barrier, copies, footprint, hoist_decls,
                                    hoist_checks, plain_local, record_failure, used_outside, without_unused_locals)
 from fcl.codegen.kir.host import eval_host
 from fcl.codegen.kir.simplify import simplify_kernel
@@ -38,7 +38,7 @@ from fcl.codegen.kir.printer import format_expr, format_program, format_stmts
 
 __all__ = [
     "accesses", "add", "all_accesses", "Assign", "ATOMIC_OPS", "Atomic", "Barrier", "Bin", "binds", "binop",
-    "barrier_segments", "BOUNDS_BIT_CAP", "BOUNDS_WORDS", "Buffer", "buffers_used", "call", "Call", "CHECK_VALUES", "checked",
+    "barrier_segments", "hoist_decls", "BOUNDS_BIT_CAP", "BOUNDS_WORDS", "Buffer", "buffers_used", "call", "Call", "CHECK_VALUES", "checked",
     "Checked", "checks_covered", "checked_divisor", "CheckFailed", "cint", "Comment", "COMPARISONS", "const", "Const",
     "contains_barrier", "copies", "DeclPtr", "DeclVar", "defined_in", "defines", "div", "eval_host", "Expr",
     "expr_children", "Fail", "footprint", "For", "format_expr", "format_program", "format_stmts", "GENERAL_OP",

@@ -7,7 +7,8 @@ memory in one class; `copies` and `footprint` say how much storage a buffer
 takes.  The bounds-buffer protocol: what a failing run-time check
 (`Checked`, `Fail`) records where (BOUNDS_WORDS, `record_failure`, on every
 device and in the interpreter), and `hoist_checks`, a host copy of an
-expression apart from its divisor checks.  Consumes nodes; builds on
+expression apart from its divisor checks; `barrier_segments` and `hoist_decls`,
+what cutting a block at its barriers needs.  Consumes nodes; builds on
 nodes.py, build.py and walk.py.  Not here: which names a statement defines
 (walk.binds), the wording of a failure (plan.failure_message).
 """
@@ -17,9 +18,9 @@ from dataclasses import replace
 
 from fcl.base.errors import CompilerBug
 from fcl.base.hw import skewed_elements
-from fcl.codegen.kir.build import binop, cint, plain_divisor
-from fcl.codegen.kir.nodes import (Atomic, Barrier, Bin, Buffer, Checked, Const, DeclPtr, Expr, Fail, For, Kernel,
-                                   Select, Stmt, Store, SwapPtr, VLoad, VStore, _child_fields, expr_children,
+from fcl.codegen.kir.build import binop, cint, plain_divisor, zero
+from fcl.codegen.kir.nodes import (Assign, Atomic, Barrier, Bin, Buffer, Checked, Const, DeclPtr, DeclVar, Expr, Fail, For, Kernel,
+                                   Let, Select, Stmt, Store, SwapPtr, VLoad, VStore, _child_fields, expr_children,
                                    holds_check, stmt_exprs)
 from fcl.codegen.kir.walk import rebuilt, refold, strict_children, walk_stmts
 
@@ -36,6 +37,25 @@ def barrier_segments(stmts) -> list:
             cur.append(s)
     segs.append((tuple(cur), None))
     return segs
+
+
+def hoist_decls(stmts, wanted=None) -> tuple[tuple, tuple]:
+    """(declarations, statements): the `Let`s and `DeclVar`s at the top level of `stmts`
+    whose names `wanted` holds (all where None), to stand before the block they were in,
+    declared with their type's zero, and `stmts` with an `Assign` of each value in its
+    place; likewise a `DeclPtr`, moved whole.  So code after the block (a joined `if`'s
+    result) or in another block (the next stretch of a cut `if`) may read them."""
+    decls, kept = [], []
+    for s in stmts:
+        if isinstance(s, (Let, DeclVar, DeclPtr)) and (wanted is None or wanted(s.var)):
+            if isinstance(s, DeclPtr):
+                decls.append(s)
+                continue
+            value = s.expr if isinstance(s, Let) else s.init
+            decls.append(DeclVar(s.var, zero(value.ty)))
+            s = Assign(s.var, value)
+        kept.append(s)
+    return tuple(decls), tuple(kept)
 
 
 def contains_barrier(stmts) -> bool:

@@ -118,14 +118,7 @@ def barrier_segments(ctx: Ctx, stmts: tuple, span: Span | None = None) -> list:
 def hoist_decls(ctx: Ctx, stmts: list) -> tuple:
     """A branch's own declarations, moved before the `if` (as assignments inside it),
     so the joined result may refer to them (a foldl's accumulator, a while's length)."""
-    out = []
-    for s in stmts:
-        if isinstance(s, (K.Let, K.DeclVar)):
-            value = s.expr if isinstance(s, K.Let) else s.init
-            ctx.emit(K.DeclVar(s.var, K.Const(value.ty, zero_of(value.ty))))
-            out.append(K.Assign(s.var, value))
-        elif isinstance(s, K.DeclPtr):
-            ctx.emit(s)
-        else:
-            out.append(s)
-    return tuple(out)
+    decls, kept = K.hoist_decls(stmts)
+    for d in decls:
+        ctx.emit(d)
+    return kept

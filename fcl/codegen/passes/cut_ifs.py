@@ -75,14 +75,9 @@ def _hoisted(segs: list, out: list) -> list:
     result = []
     for j, (stmts, barrier) in enumerate(segs):
         later = K.names_read([s for seg in segs[j + 1:] for s in seg[0]])
-        kept = []
-        for s in stmts:
-            if isinstance(s, (K.Let, K.DeclVar)) and s.var in later:
-                value = s.expr if isinstance(s, K.Let) else s.init
-                out.append(K.DeclVar(s.var, K.zero(value.ty)))
-                s = K.Assign(s.var, value)
-            kept.append(s)
-        result.append((tuple(kept), barrier))
+        decls, kept = K.hoist_decls(stmts, later.__contains__)
+        out.extend(decls)
+        result.append((kept, barrier))
     return result
 
 
