@@ -66,13 +66,20 @@ def primitives() -> dict[str, SVal]:
                      arr.span, arr.bound, arr.most)
 
     def zip_with_push(ctx, f, a, p):
+        """Element i is f a[i] v where p writes v to i < min(lengthPull a, p's length); the
+        evaluator computes p's other elements too (and drops them), so their run-time checks
+        are made before the test of i."""
         n = K.call("min", (a.n, p.n), "int")
 
         def run(c, w):
             def write(c2, i, v):
                 g = c2.sub()
+                whole = isinstance(n, K.Const) and isinstance(p.n, K.Const) and n.value >= p.n.value
+                if not whole:       # (a copy the passes drop once they prove its checks)
+                    for d in checked_scalars(v):
+                        c2.emit(K.Let(c2.b.fresh("made"), d))
                 w(g, i, as_element(g, apply2(g, f, a.at(g, i), v)))
-                if isinstance(n, K.Const) and isinstance(p.n, K.Const) and n.value >= p.n.value:
+                if whole:
                     for st in g.stmts:
                         c2.emit(st)
                 else:   # (a packConcat's length is known once it has run; it writes only its own)
