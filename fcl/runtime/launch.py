@@ -127,8 +127,11 @@ class Launcher:
 
     def slices(self, s: P.Launch, env: dict):
         """The work-groups of each launch that runs `s` (plan.slices), `env` holding that
-        launch's first_group and group_total as each is yielded."""
-        want = [self.size_of(g, env, f"the grid of {s.kernel}") for g in s.groups]
+        launch's first_group and group_total as each is yielded.  A grid size is a count of
+        parts the kernel runs, perhaps in a branch that does not run for these arguments: a
+        negative one is 0 (at least one work-group runs, whose checks report it where it
+        does run), as in the emitted Python module."""
+        want = [self.size_of(g, env, f"the grid of {s.kernel}", in_kernel=True) for g in s.groups]
         try:
             parts = P.slices(self.plan.num_groups, self.plan.block_size, s.uses, want)
         except ValueError as e:
