@@ -30,19 +30,20 @@ from fcl.codegen.kir.walk import (Names, binds, defined_in, defines, map_expr, m
                                   names_read, rebuilt, refold, rename, straight_copies, strict_children, walk_expr, walk_scoped,
                                   walk_blocks, walk_stmts, with_operands)
 from fcl.codegen.kir.facts import (BOUNDS_BIT_CAP, BOUNDS_WORDS, CHECK_VALUES, CheckFailed, PointerClasses,
-                                   accesses, all_accesses, barrier_segments, buffers_used, checks_covered, contains_barrier, copies, footprint, hoist_decls,
-                                   hoist_checks, plain_local, record_failure, used_outside, without_unused_locals)
-from fcl.codegen.kir.host import eval_host
+                                   accesses, all_accesses, barrier_segments, buffers_used, checks_covered, contains_barrier,
+                                   copies, footprint, hoist_checks, hoist_decls, plain_local, record_failure, used_outside,
+                                   without_unused_locals)
+from fcl.codegen.kir.host import HOST_CALLS, eval_host, float_arithmetic, host_evaluable
 from fcl.codegen.kir.simplify import simplify_kernel
 from fcl.codegen.kir.printer import format_expr, format_program, format_stmts
 
 __all__ = [
     "accesses", "add", "all_accesses", "Assign", "ATOMIC_OPS", "Atomic", "Barrier", "Bin", "binds", "binop",
-    "barrier_segments", "hoist_decls", "BOUNDS_BIT_CAP", "BOUNDS_WORDS", "Buffer", "buffers_used", "call", "Call", "CHECK_VALUES", "checked",
+    "barrier_segments", "BOUNDS_BIT_CAP", "BOUNDS_WORDS", "Buffer", "buffers_used", "call", "Call", "CHECK_VALUES", "checked",
     "Checked", "checks_covered", "checked_divisor", "CheckFailed", "cint", "Comment", "COMPARISONS", "const", "Const",
-    "contains_barrier", "copies", "DeclPtr", "DeclVar", "defined_in", "defines", "div", "eval_host", "Expr",
+    "contains_barrier", "copies", "DeclPtr", "DeclVar", "defined_in", "defines", "div", "eval_host", "float_arithmetic", "Expr",
     "expr_children", "Fail", "footprint", "For", "format_expr", "format_program", "format_stmts", "GENERAL_OP",
-    "hoist_checks", "holds_check", "Hw", "HwId", "If", "is_const", "Kernel", "kind_bits", "Let", "Level", "Load",
+    "hoist_checks", "hoist_decls", "HOST_CALLS", "host_evaluable", "holds_check", "Hw", "HwId", "If", "is_const", "Kernel", "kind_bits", "Let", "Level", "Load",
     "Loop", "lt", "map_expr", "map_own_exprs", "map_stmts", "mul", "Names", "names_read", "node_property",
     "Op", "Param", "ParFor", "PartFor", "plain_divisor", "plain_local", "PointerClasses", "rebuilt", "record_failure",
     "refold", "rename", "select", "Select", "SeqFor", "simplify_kernel", "Stmt", "stmt_children", "stmt_exprs", "Store",

@@ -6,14 +6,36 @@ the kernels would: the same folding as the smart constructors (build._fold),
 a failing `Checked` raised as facts.CheckFailed.  Consumes an expression and
 values; produces a value.  Memory only through a `load` the caller gives (a
 `P.ReadScalar`'s expression); without one a `Load` raises
-LookupError.  Not here: the kernels themselves (codegen/interp.py).
+LookupError.  `host_evaluable(e)` says whether it computes e (HOST_CALLS, no
+float arithmetic).  Not here: the kernels themselves (codegen/interp.py).
 """
 from __future__ import annotations
 
 from fcl.base import scalars
 from fcl.codegen.kir.build import _FOLD_INT, _fold
 from fcl.codegen.kir.facts import CheckFailed
-from fcl.codegen.kir.nodes import Bin, Call, Checked, Const, Expr, Load, Select, Un, Var
+from fcl.base.operators import COMPARISONS
+from fcl.codegen.kir.nodes import Bin, Call, Checked, Const, Expr, HwId, Load, Select, Un, Var
+from fcl.codegen.kir.walk import walk_expr
+
+HOST_CALLS = ("min", "max", "b2i", "abs")    # the calls eval_host computes (abs of ints)
+
+
+def float_arithmetic(e: Expr) -> bool:
+    """Arithmetic on doubles or floats, which the host's evaluators of sizes (eval_host,
+    pymodule.py_expr) do not compute: only int arithmetic and comparisons are host code."""
+    if isinstance(e, Bin):
+        return e.op not in COMPARISONS and e.a.ty in ("double", "float")
+    if isinstance(e, (Un, Call)):
+        return e.ty in ("double", "float")
+    return False
+
+
+def host_evaluable(e: Expr) -> bool:
+    """Whether eval_host computes e from host scalars alone, with no `load`: no memory, no
+    hardware id, no call but HOST_CALLS, no float arithmetic."""
+    return not any(isinstance(x, (Load, HwId)) or isinstance(x, Call) and x.fn not in HOST_CALLS
+                   or float_arithmetic(x) for x in walk_expr(e))
 
 
 def eval_host(e: Expr, env: dict[str, object], total: bool = False, load=None):

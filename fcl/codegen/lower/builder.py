@@ -36,19 +36,6 @@ class BufRec:
     ty: str = ""
 
 
-HOST_CALLS = ("min", "max", "b2i", "abs")    # calls kir.eval_host can compute in a size
-
-
-def _float_arithmetic(e: K.Expr) -> bool:
-    """Arithmetic on doubles or floats, which the host's evaluators of sizes (kir.eval_host,
-    pymodule.py_expr) do not compute: only int arithmetic and comparisons are host code."""
-    if isinstance(e, K.Bin):
-        return e.op not in K.COMPARISONS and e.a.ty in ("double", "float")
-    if isinstance(e, (K.Un, K.Call)):
-        return e.ty in ("double", "float")
-    return False
-
-
 class Builder:
     """Fresh names, buffers and the kernels of one entry point."""
 
@@ -145,8 +132,8 @@ class Builder:
                 return loads and x.ty in ("int", "long")
             if isinstance(x, K.Call) and x.fn == "lo_word":
                 return loads
-            return not (isinstance(x, K.HwId) or isinstance(x, K.Call) and x.fn not in HOST_CALLS
-                        or _float_arithmetic(x))
+            return not (isinstance(x, K.HwId) or isinstance(x, K.Call) and x.fn not in K.HOST_CALLS
+                        or K.float_arithmetic(x))
         return e.names <= self.params and all(host(x) for x in K.walk_expr(e))
 
     def read_back(self, n: K.Expr, what: str) -> K.Var | None:

@@ -15,7 +15,6 @@ import re
 from fcl.base.errors import CompilerLimitation
 from fcl.base.operators import OPERATORS
 from fcl.codegen import kir as K
-from fcl.codegen.lower.builder import HOST_CALLS
 
 
 FCL_OPS = {name: op.fcl[0] for name, op in OPERATORS.items()}   # kernel-IR operator -> FCL's (`/`)
@@ -97,7 +96,7 @@ class _Words:
                     add(KERNEL_VALUES.get(prefix, "a value computed inside the kernel")
                         + ", which only the kernel knows")
                 return
-            if isinstance(x, K.Call) and x.fn not in HOST_CALLS and self.host_only(x):
+            if isinstance(x, K.Call) and x.fn not in K.HOST_CALLS and self.host_only(x):
                 kind = "a conversion" if re.fullmatch(r"[bifd]2[bifd]", x.fn) else f"`{x.fn}`"
                 add(f"`{self.text(x)}`, {kind} the host does not compute in a length")
                 return

@@ -91,12 +91,14 @@ def _version(plan: P.Plan, k: K.Kernel) -> tuple[K.Kernel | None, K.Expr | None]
         if isinstance(e.length, K.Call) and e.length.fn == "min" and r.nonneg(e.index):
             # i < min(a, b) where i < a is known: a <= b, a fact about host values, suffices
             for x, y in (e.length.args, e.length.args[::-1]):
-                if r.below(e.index, x) and (x.names | y.names) <= host and r.stable(x) and r.stable(y):
+                if r.below(e.index, x) and (x.names | y.names) <= host and r.stable(x) and r.stable(y) \
+                        and K.host_evaluable(x) and K.host_evaluable(y):
                     if not r.below(e.index, y):
                         needs.append(K.binop("le", x, y))
                     return e.index
         iv = r.of(e.index)
-        if iv.nonneg() and iv.hi < r.of(e.length).hi and e.length.names <= host and r.stable(e.length):
+        if iv.nonneg() and iv.hi < r.of(e.length).hi and e.length.names <= host and r.stable(e.length) \
+                and K.host_evaluable(e.length):
             needs.append(K.lt(K.cint(iv.hi), e.length))
             return e.index
         return e
