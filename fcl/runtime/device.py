@@ -229,15 +229,27 @@ def build_options(device) -> tuple[str, ...]:
     return options + tuple(x for x in extra if x not in options)
 
 
+PROGRAMS_KEPT = 256     # built programs kept for reuse, the least recently used dropped first
+
+
 def build_program(context, source: str, options: tuple = ()):
-    """Build `source` for the context's device, once; CompilerBug with the saved
-    source path and the build log when it does not build."""
+    """Build `source` for the context's device, once (the last PROGRAMS_KEPT builds are
+    kept: a long session, `fclc tune` or the random tester, builds thousands); CompilerBug
+    with the saved source path and the build log when it does not build."""
     device = context.devices[0]
     digest = hashlib.sha256(source.encode()).hexdigest()
     key = (device, context.int_ptr, digest, tuple(options))
-    if key not in _programs:
+    if key in _programs:
+        _programs[key] = _programs.pop(key)     # now the most recently used
+    else:
         _programs[key] = _build(context, device, source, list(options))
+        while len(_programs) > PROGRAMS_KEPT:
+            del _programs[next(iter(_programs))]
     return _programs[key]
+
+
+BUILD_FAILURES = ("BUILD_PROGRAM_FAILURE", "COMPILE_PROGRAM_FAILURE", "LINK_PROGRAM_FAILURE",
+                  "INVALID_BUILD_OPTIONS")
 
 
 def _build(context, device, source: str, options: list):
@@ -245,6 +257,8 @@ def _build(context, device, source: str, options: list):
     try:
         return platforms.build(program, options, [device])
     except cl.Error as e:
+        if not any(code in str(e) for code in BUILD_FAILURES):
+            raise device_error(device, e) from None     # (the runtime out of resources, say)
         log = (_build_log(program, device) or str(e)).strip()
     fd, path = tempfile.mkstemp(prefix="fcl-kernel-", suffix=".cl")
     with os.fdopen(fd, "w") as f:

@@ -176,6 +176,32 @@ def test_out_of_memory_is_an_environment_problem():
                       CompilerBug)
 
 
+def test_a_build_that_runs_out_of_resources_is_an_environment_problem(monkeypatch):
+    """The runtime failing for want of memory while it builds (as NVIDIA's did late in a
+    random-tester run of thousands of builds) is not a compiler bug, nor the compiler's."""
+    d = dev.choose_device(None)
+
+    def starved(program, options, devices):
+        raise cl.MemoryError("clBuildProgram failed: OUT_OF_HOST_MEMORY")
+    monkeypatch.setattr(platforms, "build", starved)
+    with pytest.raises(EnvironmentProblem, match="ran out of memory or resources"):
+        dev.build_program(dev.get_context(d), "__kernel void k(__global int *a) { a[0] = 2; }")
+
+
+def test_built_programs_kept_are_the_most_recently_used(monkeypatch):
+    d = dev.choose_device(None)
+    context = dev.get_context(d)
+    monkeypatch.setattr(dev, "PROGRAMS_KEPT", 2)
+    monkeypatch.setattr(dev, "_programs", {})
+    sources = [f"__kernel void k(__global int *a) {{ a[0] = {i}; }}" for i in range(3)]
+    first = dev.build_program(context, sources[0])
+    dev.build_program(context, sources[1])
+    assert dev.build_program(context, sources[0]) is first       # kept, and now the most recent
+    dev.build_program(context, sources[2])                       # drops sources[1]'s
+    assert len(dev._programs) == 2
+    assert dev.build_program(context, sources[0]) is first
+
+
 @pytest.fixture
 def rev_module(repo_env, tmp_path):
     """The folder of rev.py, `fclc compile examples/reverse.fcl -e revDistribute --emit py`."""
