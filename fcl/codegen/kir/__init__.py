@@ -33,7 +33,7 @@ from fcl.codegen.kir.facts import (BOUNDS_BIT_CAP, BOUNDS_WORDS, CHECK_VALUES, C
                                    accesses, all_accesses, barrier_segments, buffers_used, checks_covered, contains_barrier,
                                    copies, footprint, hoist_checks, hoist_decls, plain_local, record_failure, used_outside,
                                    without_unused_locals)
-from fcl.codegen.kir.host import HOST_CALLS, eval_host, float_arithmetic, host_evaluable
+from fcl.codegen.kir.host import HOST_CALLS, eval_host, host_evaluable
 from fcl.codegen.kir.simplify import simplify_kernel
 from fcl.codegen.kir.printer import format_expr, format_program, format_stmts
 
@@ -41,7 +41,7 @@ __all__ = [
     "accesses", "add", "all_accesses", "Assign", "ATOMIC_OPS", "Atomic", "Barrier", "Bin", "binds", "binop",
     "barrier_segments", "BOUNDS_BIT_CAP", "BOUNDS_WORDS", "Buffer", "buffers_used", "call", "Call", "CHECK_VALUES", "checked",
     "Checked", "checks_covered", "checked_divisor", "CheckFailed", "cint", "Comment", "COMPARISONS", "const", "Const",
-    "contains_barrier", "copies", "DeclPtr", "DeclVar", "defined_in", "defines", "div", "eval_host", "float_arithmetic", "Expr",
+    "contains_barrier", "copies", "DeclPtr", "DeclVar", "defined_in", "defines", "div", "eval_host", "Expr",
     "expr_children", "Fail", "footprint", "For", "format_expr", "format_program", "format_stmts", "GENERAL_OP",
     "hoist_checks", "hoist_decls", "HOST_CALLS", "host_evaluable", "holds_check", "Hw", "HwId", "If", "is_const", "Kernel", "kind_bits", "Let", "Level", "Load",
     "Loop", "lt", "map_expr", "map_own_exprs", "map_stmts", "mul", "Names", "names_read", "node_property",

@@ -21,7 +21,7 @@ from fcl.codegen.kir.walk import walk_expr
 HOST_CALLS = ("min", "max", "b2i", "abs")    # the calls eval_host computes (abs of ints)
 
 
-def float_arithmetic(e: Expr) -> bool:
+def _float_arithmetic(e: Expr) -> bool:
     """Arithmetic on doubles or floats, which the host's evaluators of sizes (eval_host,
     pymodule.py_expr) do not compute: only int arithmetic and comparisons are host code."""
     if isinstance(e, Bin):
@@ -31,11 +31,20 @@ def float_arithmetic(e: Expr) -> bool:
     return False
 
 
-def host_evaluable(e: Expr) -> bool:
-    """Whether eval_host computes e from host scalars alone, with no `load`: no memory, no
-    hardware id, no call but HOST_CALLS, no float arithmetic."""
-    return not any(isinstance(x, (Load, HwId)) or isinstance(x, Call) and x.fn not in HOST_CALLS
-                   or float_arithmetic(x) for x in walk_expr(e))
+def host_evaluable(e: Expr, loads: bool = False) -> bool:
+    """Whether eval_host computes e from host scalars: no hardware id, no call but
+    HOST_CALLS, no float arithmetic, and no memory; with `loads` (eval_host with a `load`),
+    int and long elements of global buffers and a long's low word too, but no `Checked`
+    (a read's check stays where the kernels record it)."""
+    def host(x) -> bool:
+        if isinstance(x, Checked):
+            return not loads
+        if isinstance(x, Load):
+            return loads and x.ty in ("int", "long")
+        if isinstance(x, Call) and x.fn == "lo_word":
+            return loads
+        return not (isinstance(x, HwId) or isinstance(x, Call) and x.fn not in HOST_CALLS or _float_arithmetic(x))
+    return all(host(x) for x in walk_expr(e))
 
 
 def eval_host(e: Expr, env: dict[str, object], total: bool = False, load=None):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from fcl.base.errors import CompileError, CompilerLimitation, Span
 from fcl.codegen import kir as K
 from fcl.codegen import plan as P
-from fcl.codegen.lower.values import SPair, SScalar, SVal
+from fcl.codegen.lower.values import SPair, SScalar, SVal, checked_scalars
 
 
 SHARE_MIN = 12            # scalar expressions of this many nodes or more are named before being copied
@@ -125,16 +125,7 @@ class Builder:
         """True when the host can compute `e` from the arguments (sizes stay so); with `loads`,
         also reading int and long elements of global buffers at places it computes so, a
         long's low word taken (kir.eval_host with a `load`: a `P.ReadScalar`'s expression)."""
-        def host(x) -> bool:
-            if isinstance(x, K.Checked):        # a read's check stays where the kernels record it
-                return not loads
-            if isinstance(x, K.Load):
-                return loads and x.ty in ("int", "long")
-            if isinstance(x, K.Call) and x.fn == "lo_word":
-                return loads
-            return not (isinstance(x, K.HwId) or isinstance(x, K.Call) and x.fn not in K.HOST_CALLS
-                        or K.float_arithmetic(x))
-        return e.names <= self.params and all(host(x) for x in K.walk_expr(e))
+        return e.names <= self.params and K.host_evaluable(e, loads)
 
     def read_back(self, n: K.Expr, what: str) -> K.Var | None:
         """A host variable holding the int `n`, which the kernels can compute but the host
@@ -334,6 +325,14 @@ class Ctx:
         name = self.b.fresh(prefix)
         self.emit(K.Let(name, e))
         return K.Var(e.ty, name)
+
+    def make_checks(self, v: SVal):
+        """The run-time checks of v (an `index`, a divisor) made here, where the evaluator
+        computes v, whether or not its value is used (a literal's index that no choice reads,
+        the part of a pair `fst` drops, the elements a `zipWithPush` drops): each checked
+        scalar bound eagerly (`share`), a copy the passes drop once they prove its checks."""
+        for d in checked_scalars(v):
+            self.share(SScalar(d), eager=True)
 
     def share(self, v: SVal, eager: bool = False) -> SVal:
         """Name the large scalar expressions in a value that is about to be copied (a

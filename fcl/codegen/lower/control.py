@@ -15,7 +15,7 @@ from fcl.base.hw import Level
 from fcl.codegen import kir as K
 from fcl.codegen.lower.builder import Ctx
 from fcl.codegen.lower.values import (SFun, SLevelFun, SPair, SPull, SPush, SScalar, SVal, apply, build,
-                                      scalar_leaves, shape_of, zero_of)
+                                      scalar_leaves, shape_of)
 
 
 def merge_pure(c: K.Expr, a: SVal, b: SVal, span: Span | None = None) -> SVal:
@@ -55,7 +55,7 @@ def branch(ctx: Ctx, c: K.Expr, then: Callable, else_: Callable, span: Span | No
         leaves_a, leaves_b = scalar_leaves(ctx, a), scalar_leaves(ctx, b)
         names = [ctx.b.fresh("r") for _ in leaves_a]
         for var, x in zip(names, leaves_a):
-            ctx.emit(K.DeclVar(var, K.Const(x.e.ty, zero_of(x.e.ty))))
+            ctx.emit(K.DeclVar(var, K.zero(x.e.ty)))
         then_stmts += tuple(K.Assign(v, x.e) for v, x in zip(names, leaves_a))
         else_stmts += tuple(K.Assign(v, x.e) for v, x in zip(names, leaves_b))
         emit_if(ctx, c, then_stmts, else_stmts, span)

@@ -11,9 +11,9 @@ from fcl.base.errors import CompileError, CompilerBug
 from fcl.codegen import kir as K
 from fcl.codegen.lower.builder import Ctx
 from fcl.codegen.lower.control import branch, merge_pure
-from fcl.codegen.lower.primitives import SPANNED, TYPED, checks, primitives
+from fcl.codegen.lower.primitives import SPANNED, TYPED, primitives
 from fcl.codegen.lower.values import (BINOPS, PolyLet, SFun, SLevel, SLevelFun, SPair, SPull, SScalar, SVal,
-                                      apply, with_span, zero_of)
+                                      apply, checks, with_span)
 from fcl.syntax import ast as A
 from fcl.types import node_types as NT
 from fcl.types import terms as T
@@ -219,8 +219,8 @@ def literal_array(elems: list[SVal]) -> SPull:
                 return elems[i.value]
             raise ctx.error(f"index {i.value} out of range for an array literal of length {len(elems)}")
         result = elems[-1]
-        if len(elems) == 1:     # (no choice reads i: its checks are made as an unused argument's)
-            ctx.share(SScalar(i), eager=K.holds_check(i))
+        if len(elems) == 1:     # (no choice reads i)
+            ctx.make_checks(SScalar(i))
         for k in range(len(elems) - 2, -1, -1):
             result = merge_pure(K.binop("eq", i, K.cint(k)), elems[k], result)
         return result
@@ -235,7 +235,7 @@ def empty_array(elem: T.Type) -> SPull:
 def zero_value(t: T.Type) -> SVal:
     """A value of type `t` made of zeros (and empty arrays)."""
     if isinstance(t, T.TCon):
-        return SScalar(K.Const(t.name, zero_of(t.name)))
+        return SScalar(K.zero(t.name))
     if isinstance(t, T.TPairT):
         return SPair(zero_value(t.fst), zero_value(t.snd))
     if isinstance(t, T.TPullT):

@@ -20,7 +20,7 @@ from fcl.codegen.lower.loops import foldl, power_loop, seq_concat, seqfor, while
 from fcl.codegen.lower.scatter import reduce_by_index, scatter
 from fcl.codegen.lower.schemes import check_count, fail_unless, force, parts_scheme, push_scheme
 from fcl.codegen.lower.values import (SFun, SLevelFun, SPair, SPull, SPush, SScalar, SVal, apply, apply2, as_element,
-                                      as_scalar, scalar_leaves)
+                                      as_scalar, checked_scalars, checks, scalar_leaves)
 from fcl.types import node_types as NT
 from fcl.types import terms as T
 
@@ -75,9 +75,8 @@ def primitives() -> dict[str, SVal]:
             def write(c2, i, v):
                 g = c2.sub()
                 whole = isinstance(n, K.Const) and isinstance(p.n, K.Const) and n.value >= p.n.value
-                if not whole:       # (a copy the passes drop once they prove its checks)
-                    for d in checked_scalars(v):
-                        c2.emit(K.Let(c2.b.fresh("made"), d))
+                if not whole:
+                    c2.make_checks(v)
                 w(g, i, as_element(g, apply2(g, f, a.at(g, i), v)))
                 if whole:
                     for st in g.stmts:
@@ -131,25 +130,13 @@ def component(ctx: Ctx, p: SPair, first: bool) -> SVal:
     if not checks(dropped):
         return kept
     if not isinstance(kept, SScalar):
-        ctx.share(dropped, eager=True)
+        ctx.make_checks(dropped)
         return kept
     e = kept.e
     for d in checked_scalars(dropped):
         if not K.checks_covered(d, e):      # (a pair read from one place: the same checks)
             e = K.select(K.binop("eq", d, d), e, e)
     return SScalar(e)
-
-
-def checks(v: SVal) -> bool:
-    """A scalar value (or pair of them) holding a run-time check."""
-    return bool(checked_scalars(v))
-
-
-def checked_scalars(v: SVal) -> list[K.Expr]:
-    """The scalars of v (nested pairs looked into) holding a run-time check."""
-    if isinstance(v, SPair):
-        return checked_scalars(v.a) + checked_scalars(v.b)
-    return [v.e] if isinstance(v, SScalar) and K.holds_check(v.e) else []
 
 
 def length_push(ctx: Ctx, arr: SPush) -> SScalar:

@@ -154,6 +154,13 @@ def scalar_leaves(ctx, v: SVal, what: str = "a loop's state", span: Span | None 
                        span or ctx.b.span)
 
 
-def zero_of(ty: str):
-    """The zero of scalar type `ty`, as a Python value."""
-    return K.zero(ty).value
+def checks(v: SVal) -> bool:
+    """A scalar value (or pair of them) holding a run-time check."""
+    return bool(checked_scalars(v))
+
+
+def checked_scalars(v: SVal) -> list[K.Expr]:
+    """The scalars of v (nested pairs looked into) holding a run-time check."""
+    if isinstance(v, SPair):
+        return checked_scalars(v.a) + checked_scalars(v.b)
+    return [v.e] if isinstance(v, SScalar) and K.holds_check(v.e) else []
