@@ -34,6 +34,15 @@ def test_strided_and_concatenated_placements_need_no_condition():
     assert proven(K.add(K.mul(K.sub(K.sub(N, c(1)), J), C), P), C, N) == []    # reversed elements
 
 
+def test_a_count_the_host_computes_is_the_expression_it_names():
+    # radixCounts: (j % 16) * (nb * 8) + p * 8 + j / 16 over nb parts of 128, where the launch
+    # counts its parts in a host scalar hs := nb (a name in defs); the coefficient is nb * 8
+    nb = K.div(K.add(v("nc"), c(7)), c(8))
+    pos = K.add(K.add(K.mul(mod(J, c(16)), K.mul(nb, c(8))), K.mul(P, c(8))), K.div(J, c(16)))
+    assert one_to_one(pos, "p", v("hs"), "j", c(128), {"hs": nb}) == []
+    assert one_to_one(pos, "p", v("hs"), "j", c(128)) is None        # hs unknown: no proof
+
+
 def test_tiles_of_a_matrix_hold_for_positive_sizes():
     # concat2DGrid t cols: ((p / across) * t + x / t) * cols + (p % across) * t + x % t
     t, cols, rows = v("t"), v("cols"), v("rows")

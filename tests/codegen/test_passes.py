@@ -663,6 +663,24 @@ def test_share_local_merges_buffers_a_barrier_apart():
     assert len(share_local_memory(plan_of(ping, tiles)).kernels[0].locals_) == 3   # a while's pair
 
 
+def test_share_local_keeps_vector_accessed_buffers_plain():
+    """A buffer a vector access reaches stays plainly stored: not placed in a skewed one's
+    room, which would make its int4 store address skewed words (verify_program refuses it).
+    Found where a block's scan in segments (4 stores a work-item, one int4) followed a
+    skewed chunk at #BlockSize 32."""
+    from fcl.codegen.passes.share_local import share_local_memory
+    tiles = [K.Buffer("t1", "local", "int", K.cint(128), "force t1", layout="skew32"),
+             K.Buffer("t2", "local", "int", K.cint(64), "force t2")]
+    body = [K.Store("t1", lid, lid), K.Barrier(), K.Store("b", lid, K.Load("int", "t1", K.sub(K.cint(63), lid))),
+            K.Barrier(), K.VStore("t2", lid, (gid, gid, gid, gid)), K.Barrier(),
+            K.Store("b", lid, K.Load("int", "t2", lid))]
+    out = share_local_memory(plan_of(body, tiles)).kernels[0]
+    verify_program(plan_of(out.body, out.locals_), after="test", mapped=True)
+    assert [b.name for b in out.locals_] == ["t1", "t2"]
+    plain = [dataclasses.replace(t, layout="") for t in tiles]        # both plain: they share
+    assert len(share_local_memory(plan_of(body, plain)).kernels[0].locals_) == 1
+
+
 def test_share_local_writes_in_place_where_each_work_item_rewrites_its_own_places():
     """B takes A's place though their uses overlap where every work-item reads A only at places
     it then writes in B (a chunk's scan rewriting its elements where they were loaded); not

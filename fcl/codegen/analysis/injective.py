@@ -342,7 +342,9 @@ def one_to_one(pos: K.Expr, p: str, parts: K.Expr, j: str, n: K.Expr, defs: dict
     (`defs`: the expressions of names bound on the way to pos), or None (see the module)."""
     prover = _Prover(p, j, defs or {})
     try:
-        ranges = {p: prover.poly(parts), j: prover.poly(n)}
+        # (a count the host computes, a name in defs, is the expression it names: the same
+        # atoms as the position's coefficients)
+        ranges = {p: prover.poly(prover.inline(parts)), j: prover.poly(prover.inline(n))}
         prover.assumed.clear()
         prover.prove(pos, ranges)
     except _NoProof:

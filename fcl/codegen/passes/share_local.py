@@ -17,7 +17,8 @@ both:
   A's first one (the next round's A starts after every work-item is done
   with B);
 * both have constant sizes, the same element type and copies (`per`) (A is sized to the
-  larger, and skewed where either is: each keeps its accesses, which stay inside).
+  larger, and skewed where either is: each keeps its accesses, which stay inside), and
+  not a skewed one with one a vector access reaches (`vectorize`: those stay plain).
 
 Or B is written in place of A (`in_place`): block-level buffers of one layout whose uses
 overlap in a stretch of that sequence with no barrier, where each work-item
@@ -74,7 +75,11 @@ class _Sharing:
             self.names[id(s)] = frozenset(reads | writes)
         # (statement sequence, repeats): every body but the kernel's own may run again
         self.blocks = [(seq, i > 0) for i, seq in enumerate(K.walk_blocks(k.body))]
+        # buffers a vector access reaches, which must stay plainly stored (kir.plain_local)
         self._facts = None
+        groups = self.groups()          # (a pointer's accesses reach every buffer it may point to)
+        self.vectored = {b for s in K.walk_stmts(k.body) if isinstance(s, (K.VLoad, K.VStore))
+                         for b in groups.get(s.buf, (s.buf,))}
 
     def resolve(self, name: str) -> str:
         while name in self.alias:
@@ -106,7 +111,7 @@ class _Sharing:
             barriers = [i for i, s in enumerate(seq) if isinstance(s, K.Barrier)]
             for a in inside:
                 for b in inside:
-                    if a != b and _compatible(fixed[a], fixed[b], groups):
+                    if a != b and _compatible(fixed[a], fixed[b], groups) and self.layouts_keep(a, b):
                         saved = min(fixed[a].size.value, fixed[b].size.value)
                         candidates.append((-saved, len(candidates), a, b, seq, spans, barriers, repeats))
         # the merge that saves the most first: a chunk's tile written in place by its scan
@@ -117,6 +122,11 @@ class _Sharing:
                     and self.in_place(seq, a, b, spans, barriers, repeats, uses, groups)):
                 return a, b
         return None
+
+    def layouts_keep(self, a: str, b: str) -> bool:
+        """Whether A and B can share one layout: the same, or neither reached by a vector access
+        (the shared room is skewed where either is)."""
+        return self.buffers[a].layout == self.buffers[b].layout or not {a, b} & self.vectored
 
     def in_place(self, seq, a: str, b: str, spans, barriers, repeats: bool, uses, groups) -> bool:
         """B may take A's place though their uses overlap: from B's first use to the barrier after
@@ -179,6 +189,8 @@ class _Sharing:
         layout = old[keep].layout or old[gone].layout
         self.buffers[keep] = dataclasses.replace(old[keep], size=K.cint(size), origin=origin, layout=layout)
         del self.buffers[gone]
+        if gone in self.vectored:
+            self.vectored.add(keep)
         self.alias[gone] = keep
         self.classes.union(gone, keep)
 

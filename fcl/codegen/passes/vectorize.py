@@ -145,7 +145,8 @@ class VectorFacts(KernelFacts):
 
     def vectorisable(self, buf: str, ty: str) -> bool:
         b = self.globals.get(buf) or self.locals.get(buf)
-        return b is not None and b.ty == ty and ty in ELEMENTS
+        # (bools only in global memory: the renderer stores a local bool as a bool, not a byte)
+        return b is not None and b.ty == ty and ty in ELEMENTS and (ty != "bool" or b.space == "global")
 
     # ------------------------------------------------------------ congruences
 
