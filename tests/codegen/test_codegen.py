@@ -907,3 +907,14 @@ def test_grid_interleave_written_twice_on_the_device_and_from_an_emitted_module(
     with pytest.raises(ArithmeticError, match=TWICE):
         kernels.weavePerm(*PERM_TWICE)
     assert list(kernels.weavePerm(*PERM_OK)) == [10, 14, 11, 15, 12, 16, 13, 17]
+
+
+def test_no_kernel_name_begins_another():
+    """Oclgrind takes a kernel whose name begins another's for one kernel and counts the local
+    memory of both (irregular.fcl's sortOrder, 19 kernels at #BlockSize 64: k1 with k10-k18
+    came to more than its 32 KB, OUT_OF_RESOURCES): kernel numbers have one width."""
+    prog = fcl.load_file(Path(__file__).parents[2] / "tests" / "programs" / "irregular.fcl")
+    plan = prog.compile("sortOrder", block_size=64).build_for(np.arange(520, dtype=np.int32)).plan
+    names = [k.name for k in plan.kernels if not k.name.endswith("_fast")]
+    assert len(names) > 10
+    assert not [(a, b) for a in names for b in names if a != b and b.startswith(a)]

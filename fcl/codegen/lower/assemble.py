@@ -61,7 +61,10 @@ def declared_names(s: K.Stmt) -> list[str]:
 def assemble(b: Builder, name, args, params, result: P.Result, hw) -> P.Plan:
     """Name the kernels and resolve the host program's launches (each takes what it uses)."""
     carry_scalars(b, params)
-    kernels = [K.Kernel(name=f"{name}_k{k}" if len(b.kernels) > 1 else name, body=tuple(stmts),
+    # (numbers of one width: no kernel's name begins another's, which Oclgrind would take
+    # for one kernel and count the local memory of both: sortBy's 18 kernels, k1 and k10-k17)
+    width = len(str(len(b.kernels) - 1))
+    kernels = [K.Kernel(name=f"{name}_k{k:0{width}d}" if len(b.kernels) > 1 else name, body=tuple(stmts),
                         locals_=tuple(frozen(r) for r in locals_),
                         privates=tuple(frozen(r) for r in privates))
                for k, (stmts, locals_, privates) in enumerate(b.kernels)]
