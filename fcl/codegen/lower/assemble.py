@@ -62,7 +62,8 @@ def assemble(b: Builder, name, args, params, result: P.Result, hw) -> P.Plan:
     """Name the kernels and resolve the host program's launches (each takes what it uses)."""
     carry_scalars(b, params)
     # (numbers of one width: no kernel's name begins another's, which Oclgrind would take
-    # for one kernel and count the local memory of both: sortBy's 18 kernels, k1 and k10-k17)
+    # for one kernel and count the local memory of both: sortBy's 19 kernels, k1 and k10-k18.
+    # A version without bounds checks, `_fast`, still begins with its kernel's name)
     width = len(str(len(b.kernels) - 1))
     kernels = [K.Kernel(name=f"{name}_k{k:0{width}d}" if len(b.kernels) > 1 else name, body=tuple(stmts),
                         locals_=tuple(frozen(r) for r in locals_),
