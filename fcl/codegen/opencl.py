@@ -294,9 +294,9 @@ class OpenCLRenderer:
         vec = f"{C_STORAGE[s.ty]}{len(s.vars)}"
         out = [f"{pad}const {vec} {s.var} = (({self.space_kw(s.buf)} const {vec}*){s.buf})[{self.expr(s.index)}];"]
         if s.ty == "bool":
-            return out + [f"{pad}const bool {name} = {s.var}.s{k} != 0;" for k, name in enumerate(s.vars)]
+            return out + [f"{pad}const bool {name} = {s.var}.s{k:x} != 0;" for k, name in enumerate(s.vars)]
         self.vectors[s.vars] = s.var
-        return out + [f"{pad}const {s.ty} {name} = {s.var}.s{k};" for k, name in enumerate(s.vars)]
+        return out + [f"{pad}const {s.ty} {name} = {s.var}.s{k:x};" for k, name in enumerate(s.vars)]
 
     def vstore(self, s: K.VStore, pad: str) -> list[str]:
         vec = f"{C_STORAGE[s.values[0].ty]}{len(s.values)}"

@@ -8,8 +8,8 @@ None.  The rules:
   loop's counter, an earlier `Let`/`DeclVar` in this or an enclosing body),
   and defined once per kernel; `Assign` targets a `DeclVar`;
 * a vector access (`VLoad`, `VStore`) reads or writes 2 or 4 ints, floats
-  or bools of a global buffer, or ints or floats of a plainly stored local
-  buffer of constant size;
+  or bools (or 16 bools: the tags' check) of a global buffer, or ints or
+  floats of a plainly stored local buffer of constant size;
 * every buffer an access names exists (a global of the program, a local or
   private of this kernel, or a `DeclPtr` in scope) and has the element type
   the access has; a run-time check (`Checked`, `Fail`) records into a global bounds buffer;
@@ -148,11 +148,11 @@ class _Kernel:
 
     def vector(self, s, scope: dict):
         """A vector access: 2 or 4 int, float or bool elements of a global buffer (bools: a grid-level
-        interleave's tags, `lower.claims`), or ints or floats of a local buffer of constant size
-        stored plainly (not skewed), an int index."""
+        interleave's tags, `lower.claims`, which reads 16 at a time as well), or ints or floats of a
+        local buffer of constant size stored plainly (not skewed), an int index."""
         width = len(s.vars) if isinstance(s, K.VLoad) else len(s.values)
         tys = {s.ty} if isinstance(s, K.VLoad) else {v.ty for v in s.values}
-        if width not in K.VECTOR_WIDTHS or len(tys) != 1:
+        if width not in K.VECTOR_WIDTHS + ((16,) if tys == {"bool"} else ()) or len(tys) != 1:
             raise _Invalid(f"a vector access to `{s.buf}` of {width} elements of types {sorted(tys)}")
         ty = tys.pop()
         self.access(s.buf, ty, scope)

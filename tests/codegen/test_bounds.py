@@ -199,3 +199,34 @@ def test_host_scalars_are_the_same_only_where_every_launch_sees_them_equal():
     assert _aliases(moved, {"a": 1, "b": 1, "n": 1}, {}) == {}
     twice = body + (P.SetVar("b", K.cint(1)),)                                        # b set again later
     assert _aliases(twice, {"a": 1, "b": 2}, {}) == {}
+
+
+WHOLE_CHUNKS = """
+sig sums : int -> [int] -> [int]<grid>
+fun sums n arr =
+  let c = 2048
+  in generate (lengthPull arr / c) (fn p =>
+       push <block> (generate 32 (fn l =>
+         let counted = fn keep => foldl (fn st => fn q => foldl (fn st => fn x =>
+                                   let g = p * c + q * 128 + 4 * l + x
+                                   in if keep g then st + index arr g else st) st (iota 4)) 0 (iota 16)
+         in if p * c <= lengthPull arr - c && p * c <= n - c then counted (fn g => true)
+            else counted (fn g => g < n))))
+     |> concat 32
+"""
+
+
+@needs_device
+def test_a_branch_that_tests_a_whole_chunk_reads_it_unchecked():
+    """The branch of a scalar `if` keeps its own `let`s (its result leaves through variables),
+    so the range analysis reads `p * c <= length - c` beside the index `p * c + ...`: no
+    check is left in either branch (the sort's upsweep: 0.139 ms a pass on an H200 at 2^26
+    with its 64 checks a lane, 0.088 without).  Before, the branch's names were variables
+    declared before the `if`, which the analysis knows nothing of."""
+    prog = fcl.load(WHOLE_CHUNKS)
+    kernel = prog.compile("sums", dynamic=True)
+    assert kernel.plan.check_count() == 0, kernel.kir()
+    arr = np.arange(3 * 2048, dtype=np.int32) % 7
+    for n in (0, 5000, 3 * 2048):
+        want = np.asarray(prog.evaluate("sums", n, arr))
+        assert np.array_equal(kernel(n, arr), want), n

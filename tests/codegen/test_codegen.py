@@ -48,7 +48,7 @@ CODEGEN_BUGS: dict[tuple[str, str], str] = {}
 
 
 import evaluations  # noqa: E402
-from conftest import OCLGRIND_RUNS, default_device_env, needs_device, oclgrind_blocks  # noqa: E402
+from conftest import OCLGRIND_RUNS, default_device_env, device_available, needs_device, oclgrind_blocks  # noqa: E402
 
 
 # ---------------------------------------------------------------- caches
@@ -892,6 +892,30 @@ def test_grid_interleave_tags_its_places_then_runs_again_with_claims_for_the_err
         again.run(twice)
     assert again.launches == 2 * once.launches
 
+
+
+@pytest.mark.parametrize("hole", [5, 20, 36])
+def test_grid_interleave_tags_are_checked_in_sixteens_and_in_the_rest(hole):
+    """The tags' check reads 16 a work-item (a uchar16) and the last size % 16 one at a time:
+    a place left unwritten among the first 16, the next 16 or the last 8 of 40 is found,
+    and the run again with claims names the place written twice (the emulator, and the
+    device where there is one)."""
+    from fcl.runtime.emulate import Emulator
+    perm = np.random.default_rng(hole).permutation(40).astype(np.int32)
+    twice = int(perm[(list(perm).index(hole) + 1) % 40])
+    perm[list(perm).index(hole)] = twice          # `hole` unwritten, `twice` written twice
+    values = [perm, np.arange(40, dtype=np.int32)]
+    k, build, coerced = _weave_perm(values)
+    message = rf"position {twice} is written twice"
+    with pytest.raises(fcl.EvalError, match=message):
+        Emulator(build.plan, build.spans).run(coerced)
+    if device_available():
+        with pytest.raises(fcl.EvalError, match=message):
+            k(*values)
+    ok = [np.random.default_rng(hole).permutation(40).astype(np.int32), np.arange(40, dtype=np.int32)]
+    want = np.empty(40, np.int32)
+    want[ok[0]] = ok[1]
+    assert list(Emulator(build.plan, build.spans).run(_weave_perm(ok)[2])[0]) == list(want)
 
 @needs_device
 def test_grid_interleave_written_twice_on_the_device_and_from_an_emitted_module():

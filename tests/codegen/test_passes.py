@@ -209,6 +209,19 @@ def test_ranges_bound_a_part_offset_whose_step_is_a_multiple_of_the_count_diviso
     assert inside.of(K.mul(p, k)) == Interval(0, c * ((2**31 - 1) // 16) - c)
 
 
+
+def test_ranges_prove_a_min_non_negative_where_each_operand_is():
+    """min(i, n - 1) >= 0 where i >= 0 and n - 1 >= 0 (a fact from a condition: a whole
+    chunk's branch, p * 2048 <= n - 2048): the index a zipped input is read at in the sort's
+    first pass, whose check kept the value's load (not needed to count keys) alive."""
+    p = K.Var("int", "p")
+    idx = K.Call("int", "min", (K.add(K.mul(p, K.cint(2048)), lid), K.sub(n, K.cint(1))))
+    r = Ranges.for_plan(plan_of([]))
+    r.bind("p", Interval(0, 1000))
+    assert not r.nonneg(idx) and r.below(idx, n)          # n may be 0
+    inside = r.refined(K.binop("le", K.mul(p, K.cint(2048)), K.sub(n, K.cint(2048))))
+    assert inside.nonneg(idx) and inside.below(idx, n)
+
 def test_ranges_ignore_conditions_on_assigned_variables():
     x = K.Var("int", "x")
     body = [K.DeclVar("x", K.cint(0)),

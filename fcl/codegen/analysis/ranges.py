@@ -271,9 +271,11 @@ class Ranges:
         return self._at_most_zero(diff, [0], set())
 
     def nonneg(self, e: K.Expr) -> bool:
-        """True when e >= 0 is proven (intervals, then as `below`)."""
+        """True when e >= 0 is proven (intervals, min of operands each proven, then as `below`)."""
         if self.dead or self.of(e).lo >= 0:
             return True
+        if isinstance(e, K.Call) and e.fn == "min" and e.ty == "int":
+            return all(self.nonneg(x) for x in e.args)
         f = self.linear(e)
         return f is not None and self._at_most_zero(_scale(f, -1), [0], set())
 

@@ -4,7 +4,9 @@
 values (`merge_pure` where neither emitted code); `emit_if` emits the `if`, cut at its
 branches' barriers where a warp runs it (`barrier_segments`; elsewhere the `cut_ifs` pass
 cuts it); `hoist_decls` moves a branch's declarations before the `if`, so that the joined
-value may name them.
+value may name them (not where the branches' scalars leave through variables they assign
+and no barrier cuts them: there the declarations stay `let`s, which the range analysis
+reads).
 """
 from __future__ import annotations
 
@@ -50,8 +52,15 @@ def branch(ctx: Ctx, c: K.Expr, then: Callable, else_: Callable, span: Span | No
     a, b = then(ta), else_(tb)
     if not ta.stmts and not tb.stmts:
         return merge_pure(c, a, b, span)
-    then_stmts, else_stmts = hoist_decls(ctx, ta.stmts), hoist_decls(ctx, tb.stmts)
-    if _same_scalar_shape(a, b) and not ctx.top:
+    joined = _same_scalar_shape(a, b) and not ctx.top
+    if joined and not (K.contains_barrier(ta.stmts) or K.contains_barrier(tb.stmts)):
+        # the results leave through variables assigned in the branches, and no barrier cuts
+        # a branch in stretches: its declarations stay in it, `let`s the range analysis
+        # reasons with (radixCounts' whole-chunk branch reads its 64 elements unchecked)
+        then_stmts, else_stmts = tuple(ta.stmts), tuple(tb.stmts)
+    else:
+        then_stmts, else_stmts = hoist_decls(ctx, ta.stmts), hoist_decls(ctx, tb.stmts)
+    if joined:
         leaves_a, leaves_b = scalar_leaves(ctx, a), scalar_leaves(ctx, b)
         names = [ctx.b.fresh("r") for _ in leaves_a]
         for var, x in zip(names, leaves_a):
