@@ -230,3 +230,15 @@ def test_a_branch_that_tests_a_whole_chunk_reads_it_unchecked():
     for n in (0, 5000, 3 * 2048):
         want = np.asarray(prog.evaluate("sums", n, arr))
         assert np.array_equal(kernel(n, arr), want), n
+
+
+def test_no_unchecked_version_that_only_a_length_of_the_cap_runs():
+    """sortByKey's first pass reads its zipped input at min i (n - 1): the capped facts bound
+    that index by 2^30 - 1, and `2^30 - 1 < n0` as a fact made an unchecked version that only
+    an input of 2^30 elements would run; the index keeps its check and the version runs."""
+    from fcl.codegen.passes.bounds import CAP
+    kernel = fcl.load_file("bench/programs.fcl").compile("sortPairs")
+    ints = np.arange(5000, dtype=np.int32)
+    plan = kernel.build_for(ints, ints).plan
+    whens = [K.format_expr(s.when) for s in plan.launches() if s.fast]
+    assert whens and not [w for w in whens if f"{CAP - 1} lt" in w], whens

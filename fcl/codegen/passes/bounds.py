@@ -97,8 +97,11 @@ def _version(plan: P.Plan, k: K.Kernel) -> tuple[K.Kernel | None, K.Expr | None]
                         needs.append(K.binop("le", x, y))
                     return e.index
         iv = r.of(e.index)
-        if iv.nonneg() and iv.hi < r.of(e.length).hi and e.length.names <= host and r.stable(e.length) \
-                and K.host_evaluable(e.length):
+        # (not where only a length of CAP itself would meet hi < length: an index that the
+        # capped facts bound by another length, min i (n - 1) of sortBy's first pass, which
+        # made its version one that never ran)
+        if iv.nonneg() and iv.hi < min(r.of(e.length).hi, CAP - 1) and e.length.names <= host \
+                and r.stable(e.length) and K.host_evaluable(e.length):
             needs.append(K.lt(K.cint(iv.hi), e.length))
             return e.index
         return e
