@@ -149,15 +149,17 @@ def test_kernels_are_clean_under_oclgrind(run, repo_env):
 
 def test_local_memory_the_device_counts_is_a_located_error(repo_env):
     """Oclgrind counts a kernel's local arrays twice when its unchecked version follows it in
-    the program: segSum's one-pass kernel at #BlockSize 256, its chunks sized for the 32 KB
-    that --local-memory claims (#LocalMemory on Oclgrind is half its 32 KB, for that count),
-    declares about 25 KB, which FCL's own count lets through, and Oclgrind says twice that.
-    The launch reports that as FCL's located error, exit status 1, not as Oclgrind's
-    OUT_OF_RESOURCES."""
+    the program: `evens` (the prelude's filter) at #BlockSize 256, its chunks sized for the
+    32 KB that --local-memory claims (#LocalMemory on Oclgrind is half its 32 KB, for that
+    count), declares about 19 KB in its one-pass kernel, which FCL's own count lets through;
+    an empty input runs the checked version (the unchecked one needs a non-empty input), and
+    Oclgrind says twice that.  The launch reports that as FCL's located error, exit status
+    1, not as Oclgrind's OUT_OF_RESOURCES.  (segSum of tuples.fcl was the case until its
+    kernel needed no checks, so no version.)"""
     env = dict(repo_env, PYOPENCL_NO_CACHE="1", FCL_NO_CACHE="1", PYOPENCL_CTX="Oclgrind")
     proc = subprocess.run([sys.executable, "-m", "fcl.tools.cli", "run", "--device", "Oclgrind",
                            "--local-memory", "32768",
-                           "tests/programs/tuples.fcl", "-e", "segSum", "[true, false]", "[1, 2]"],
+                           "tests/programs/irregular.fcl", "-e", "evens", "[]"],
                           env=env, cwd=str(REPO), timeout=300, capture_output=True, text=True)
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert "bytes of local memory as Oclgrind Simulator counts them" in proc.stderr
