@@ -115,14 +115,18 @@ fun both flags xs = force (scan (fn a => fn b => (fst a && fst b, snd a + snd b)
 
 def test_a_part_whose_value_absorbs_what_comes_before_publishes_it_as_its_inclusive_prefix():
     """A segmented scan's part that holds a flag: op y x = x for any y, so its status says
-    inclusive at once (the parts after it look back no further); an operator whose result
-    still depends on y (a conjunction of the flags) keeps the aggregate's flag.  Many
-    parts, flagged and not, agree with the evaluator."""
+    inclusive at once (the parts after it look back no further), and a part first reads the
+    nearest one's status alone (where it is inclusive, no window is read); an operator whose
+    result still depends on y (a conjunction of the flags) keeps the aggregate's flag and
+    reads windows only.  Many parts, flagged and not (the nearest inclusive or not), agree
+    with the evaluator."""
     p = fcl.load(ABSORBING)
     published = [line for line in p.compile("segs").opencl_source.splitlines() if "atom_xchg" in line]
     assert any("? 2 : 1" in line for line in published), published
+    assert "the nearest part's status is read" in p.compile("segs").opencl_source
     plain = [line for line in p.compile("both").opencl_source.splitlines() if "atom_xchg" in line]
     assert plain and not any("? 2 : 1" in line for line in plain), plain
+    assert "the nearest part's status is read" not in p.compile("both").opencl_source
     import numpy as np
     rng = np.random.default_rng(7)
     n = 70001
