@@ -116,6 +116,11 @@ EXTRA = {
     "concat_levels.fcl": [("hier", ["3", "9", "45", "iota:100"])],
     "force_levels.fcl": [("forceWarp", ["7", "iota:50"]), ("forceThreadDyn", ["5", "iota:70"])],
     "while_levels.fcl": [("whileWarp", ["iota:130"]), ("whileBlockDyn", ["16", "iota:100"])],
+    # a segmented scan over 4 parts (2048 elements at #BlockSize 64), a flag in each: each
+    # part reads the status of the part before alone (Oclgrind runs the work-groups one after
+    # another, so that part has always published its inclusive prefix; the windows after it
+    # are read where parts run at once: on a GPU)
+    "irregular.fcl": [("segEvery", ["7", "iota:7000"])],
 }
 
 
