@@ -572,9 +572,7 @@ def test_every_buffer_declaration_names_its_force_or_while_and_ids_are_ints(path
     cases = cases_of(str(path))
     valid = [(c, on) for c, on in zip(cases, oclgrind_blocks(cases)) if c.entry == entry and c.error is None]
     case = next((c for c, on in valid if on), valid[0][0])
-    k = kernel(str(path), entry, DEFAULT_BLOCK_SIZE)
-    values = k.coerce(args_of(case))
-    build = k.specialise(k.arg_types(values), k.static_values(values))
+    build = kernel(str(path), entry, DEFAULT_BLOCK_SIZE).build_for(*args_of(case))
     plan, source = build.plan, build.source
     bare = re.findall(r"(?<!\(int\))\bget_(?:global|local|group)_(?:id|size)\(0\)|(?<!\(int\))\bget_num_groups\(0\)",
                       source)
@@ -902,7 +900,6 @@ def test_grid_interleave_tags_its_places_then_runs_again_with_claims_for_the_err
     assert again.launches == 2 * once.launches
 
 
-
 @pytest.mark.parametrize("hole", [5, 20, 36])
 def test_grid_interleave_tags_are_checked_in_sixteens_and_in_the_rest(hole):
     """The tags' check reads 16 a work-item (a uchar16) and the last size % 16 one at a time:
@@ -910,10 +907,12 @@ def test_grid_interleave_tags_are_checked_in_sixteens_and_in_the_rest(hole):
     and the run again with claims names the place written twice (the emulator, and the
     device where there is one)."""
     from fcl.runtime.emulate import Emulator
-    perm = np.random.default_rng(hole).permutation(40).astype(np.int32)
-    twice = int(perm[(list(perm).index(hole) + 1) % 40])
-    perm[list(perm).index(hole)] = twice          # `hole` unwritten, `twice` written twice
-    values = [perm, np.arange(40, dtype=np.int32)]
+    ok = [np.random.default_rng(hole).permutation(40).astype(np.int32), np.arange(40, dtype=np.int32)]
+    perm = ok[0].copy()
+    at = list(perm).index(hole)
+    twice = int(perm[(at + 1) % 40])
+    perm[at] = twice                              # `hole` unwritten, `twice` written twice
+    values = [perm, ok[1]]
     k, build, coerced = _weave_perm(values)
     message = rf"position {twice} is written twice"
     with pytest.raises(fcl.EvalError, match=message):
@@ -921,10 +920,10 @@ def test_grid_interleave_tags_are_checked_in_sixteens_and_in_the_rest(hole):
     if device_available():
         with pytest.raises(fcl.EvalError, match=message):
             k(*values)
-    ok = [np.random.default_rng(hole).permutation(40).astype(np.int32), np.arange(40, dtype=np.int32)]
     want = np.empty(40, np.int32)
     want[ok[0]] = ok[1]
     assert list(Emulator(build.plan, build.spans).run(_weave_perm(ok)[2])[0]) == list(want)
+
 
 @needs_device
 def test_grid_interleave_written_twice_on_the_device_and_from_an_emitted_module():

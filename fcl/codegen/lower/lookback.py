@@ -320,9 +320,12 @@ def _look_back(c: Ctx, g: K.Expr, st: _Status, op: SVal, nearest_first: bool = F
         + [K.call("b2i", (K.Var("bool", done),), "int")]
     shared = b.buffer("local", K.cint(len(held)), f"{origin}'s fold", "temp", ty="int").name
     got = [K.Load("int", shared, K.cint(k)) for k in range(len(held))]
-    read = c.sub()
-    for name, x in zip(newer, scalar_leaves(read, _decode(st, got[:-1]), "the values scanConcat's parts exchange")):
-        read.emit(K.Assign(name, x.e))
+
+    def take(ctx: Ctx) -> tuple:
+        """The values handed over in local memory, into `newer`."""
+        for name, x in zip(newer, scalar_leaves(ctx, _decode(st, got[:-1]), "the values scanConcat's parts exchange")):
+            ctx.emit(K.Assign(name, x.e))
+        return tuple(ctx.stmts)
     if nearest_first:
         flag, vals, stmts = _read_part(b, st, K.sub(g, K.cint(1)))
         inclusive = K.call("b2i", (K.binop("eq", K.Var("int", flag), K.cint(INCLUSIVE)),), "int")
@@ -330,18 +333,15 @@ def _look_back(c: Ctx, g: K.Expr, st: _Status, op: SVal, nearest_first: bool = F
                     stmts + tuple(K.Store(shared, K.cint(k), K.Var("int", v)) for k, v in enumerate(vals))
                     + (K.Store(shared, K.cint(len(held) - 1), inclusive),)))
         c.emit(K.Barrier("the nearest part's status is read"))
-        near = c.sub()
-        for name, x in zip(newer, scalar_leaves(near, _decode(st, got[:-1]), "the values scanConcat's parts exchange")):
-            near.emit(K.Assign(name, x.e))
         # (the window's fold overwrites these words only after the barrier of its first read)
         c.emit(K.If(K.binop("ne", got[-1], K.cint(0)),
-                    tuple(near.stmts) + (K.Assign(done, K.Const("bool", True)), K.Assign(has, K.Const("bool", True)))))
+                    take(c.sub()) + (K.Assign(done, K.Const("bool", True)), K.Assign(has, K.Const("bool", True)))))
     c.emit(K.Loop((), K.unop("not", K.Var("bool", done)),
                   (K.If(K.lt(lid, K.cint(width)), _read_window(b, st, win)), K.Barrier("the look-back window is read"),
                    K.If(K.binop("eq", lid, K.cint(0)), _fold_window(c, st, win, op, newer, done, has)
                         + tuple(K.Store(shared, K.cint(k), w) for k, w in enumerate(held))),
                    K.Barrier("the look-back window is combined"))
-                  + tuple(read.stmts)
+                  + take(c.sub())
                   + (K.Assign(done, K.binop("ne", got[-1], K.cint(0))),
                      K.Assign(win.end, K.sub(K.Var("int", win.end), K.cint(width))))))
     return _values(st, newer)
