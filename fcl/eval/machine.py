@@ -419,13 +419,14 @@ class Machine:
                                 f"(length {new.n}) and the condition still holds", span)
             buf = new
 
-    def run_power(self, n: int, step, init: Push, span) -> Buffer:
+    def run_power(self, n: int, step, init: Push, span, name: str = "power") -> Buffer:
         """power n step init: force init, then force (step i a) for i = 0 .. n-1
-        (no step when n <= 0).  Like while, arrays never grow."""
+        (no step when n <= 0).  Like while, arrays never grow.  `name`: the primitive
+        (`powerDoubleBuffered` means the same), for messages."""
         buf = self.force(init, span)
         level = self.level_of(init)
         for i in range(n):
-            buf = self._loop_step("power", f"step {i}", step(i)(buf), buf, level, span)
+            buf = self._loop_step(name, f"step {i}", step(i)(buf), buf, level, span)
         return buf
 
     def _loop_step(self, construct: str, which: str, nxt, buf: Buffer, level: int, span) -> Buffer:

@@ -197,10 +197,15 @@ def p_scatter(m, span, dest, idx, vals):
                          _need_pull("scatter", vals, span), span)
 
 
-def p_power(m, span, n, step, init):
-    """power n step init: n counted steps, step i gets the iteration number i."""
-    _need_int("power", "the number of steps", n, span)
-    return m.run_power(n, _need_fn("power", step, span), _need_push("power", init, span), span)
+def p_power(m, span, n, step, init, name="power"):
+    """power n step init: n counted steps, step i gets the iteration number i
+    (powerDoubleBuffered the same: its two copies of the step's tiles are the compiler's)."""
+    _need_int(name, "the number of steps", n, span)
+    return m.run_power(n, _need_fn(name, step, span), _need_push(name, init, span), span, name)
+
+
+def p_power_double_buffered(m, span, n, step, init):
+    return p_power(m, span, n, step, init, "powerDoubleBuffered")
 
 
 def p_seqfor(m, span, n, state, f):
@@ -271,6 +276,7 @@ PRIMS: dict[str, Prim] = {p.name: p for p in [
     Prim("while", "vvv", p_while),
     Prim("foldl", "vvv", p_foldl),
     Prim("power", "vvv", p_power),
+    Prim("powerDoubleBuffered", "vvv", p_power_double_buffered),
     Prim("reduceByIndex", "vvvvv", p_reduce_by_index),
     Prim("scatter", "vvv", p_scatter),
     Prim("seqfor", "vvv", p_seqfor),

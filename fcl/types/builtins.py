@@ -71,6 +71,9 @@ _TABLE: list[tuple[str, Type, str]] = [
     ("foldl", fn(fn(a, b, a), a, pull(b), a), "sequential loop in one thread"),
     ("power", fn(INT, fn(INT, pull(a), push(a, L)), push(a, L), pull(a)),
      "power n f init: forces init, then steps n times; step i gets the iteration number"),
+    ("powerDoubleBuffered", fn(INT, fn(INT, pull(a), push(a, L)), push(a, L), pull(a)),
+     "as power; a block- or warp-level loop keeps two copies of the local arrays its step "
+     "forces and alternates them, one barrier a step fewer"),
     ("seqfor", fn(INT, b, fn(b, INT, pair(b, a)), push(a, TLZERO)),
      "seqfor n s f: one thread, element i is snd (f s_i i), s_(i+1) = fst (f s_i i)"),
     ("seqConcat", fn(INT, INT, b, fn(b, INT, pair(b, push(a, L))), push(a, L)),

@@ -657,6 +657,45 @@ def test_double_buffer_takes_two_steps_a_round_on_two_copies():
         matmul.compile("matmulPrefetch", with_pass=("triple_buffer",))
 
 
+
+def _pairs(kernel) -> list:
+    """The loops over pairs of steps the `double_buffer` pass made in a kernel."""
+    return [s for s in K.walk_stmts(kernel.body) if isinstance(s, K.For) and K.is_const(s.step, 2)]
+
+
+def test_power_double_buffered_asks_for_the_pass_on_its_own_loop():
+    """`powerDoubleBuffered` means `power` (the evaluator: the same steps; its errors name it)
+    and marks its kernel loop, which the `double_buffer` pass pairs without being named:
+    examples/matmul.fcl's matmulPipelined (5 K steps) runs one barrier a step in its pairs'
+    loop, its tiles twice, and `--no-pass double_buffer` leaves the loop as it was (two
+    barriers a step), printed as marked.  The prelude's matmulF takes that form where its
+    tiles are few (2000 x 3000 x 1000: 128 tiles of 64 x 256) and splits K where they are
+    fewer (1024^3: 64 tiles)."""
+    matmul = fcl.load_file(REPO / "examples" / "matmul.fcl")
+    paired = matmul.compile("matmulPipelined", static={"k": 64})
+    plain = matmul.compile("matmulPipelined", static={"k": 64}, no_pass=("double_buffer",))
+    [pairs] = _pairs(paired.plan.kernels[0])
+    assert sum(isinstance(x, K.Barrier) for x in pairs.body) == 2
+    assert not _pairs(plain.plan.kernels[0])
+    [loop] = [s for s in K.walk_stmts(plain.plan.kernels[0].body) if isinstance(s, K.For) and K.is_const(s.stop, 5)]
+    assert loop.double_buffer and sum(isinstance(x, K.Barrier) for x in loop.body) == 2
+    assert len(paired.plan.kernels[0].locals_) == 2 * len(plain.plan.kernels[0].locals_)
+    assert "(double-buffered)" in plain.kir()
+    assert not _pairs(matmul.compile("matmulPrefetch", static={"k": 64}).plan.kernels[0])
+    few = matmul.compile("matmulF", static={"n": 2000, "k": 3000, "m": 1000})
+    assert _pairs(few.plan.kernels[0])
+    fewer = matmul.compile("matmulF", static={"n": 1024, "k": 1024, "m": 1024})
+    assert not _pairs(fewer.plan.kernels[0])
+    prog = fcl.load("""
+fun halves xs = powerDoubleBuffered 3 (fn i => fn a => push <block> (generate (lengthPull a) (fn j => index a j / 2 + i)))
+                                      (push <block> xs)
+fun grows xs = powerDoubleBuffered 2 (fn i => fn a => push <block> (generate (lengthPull a + 1) (fn j => 0))) (push <block> xs)
+""")
+    xs = np.arange(8, dtype=np.int32) * 8
+    assert values_equal(prog.evaluate("halves", xs), [((x // 2) // 2 + 1) // 2 + 2 for x in xs])
+    with pytest.raises(EvalError, match="powerDoubleBuffered: step 0 returned an array of length 9"):
+        prog.evaluate("grows", xs)
+
 def test_share_local_merges_buffers_a_barrier_apart():
     from fcl.codegen.passes.share_local import share_local_memory
     tiles = [K.Buffer(name, "local", "int", K.cint(size), f"force {name}") for name, size in

@@ -184,6 +184,7 @@ REFERENCES = {
     ("matmul", "matmulReg"): lambda a, bs: _matmul_f(*a),
     ("matmul", "matmulCached"): lambda a, bs: _matmul_f(*a),
     ("matmul", "matmulPrefetch"): lambda a, bs: _matmul_f(*a),
+    ("matmul", "matmulPipelined"): lambda a, bs: _matmul_f(*a),
     ("matvec", "matvecWarp"): lambda a, bs: _matvec_f(*a),
     ("matmul", "matmulStaged"): lambda a, bs: _matmul_f(*a),
     ("reduce", "sumAllBy"): lambda a, bs: _wrap([np.asarray(a[1], np.int64).sum()]),

@@ -210,17 +210,18 @@ for n in (12, 20):
 mm = fcl.load_file("examples/matmul.fcl")
 a = np.arange(9 * 70, dtype=np.float32) % 7 - 3
 b = np.arange(70 * 5, dtype=np.float32) % 5 - 2
-got = mm.compile("matmulPrefetch", block_size=64, num_groups=4, with_pass=("double_buffer",))(9, 70, 5, a, b)
+got = mm.compile("matmulPipelined", block_size=64, num_groups=4)(9, 70, 5, a, b)
 print(bool(np.array_equal(got, (a.reshape(9, 70) @ b.reshape(70, 5)).ravel())))
 """
 
 
 def test_double_buffered_loops_are_clean_under_oclgrind(repo_env):
-    """The optional `double_buffer` pass with the `barriers` pass after it: one barrier a step
-    in a loop over pairs of steps on two copies of the tiles, and the odd step after it.
-    Oclgrind finds no race between a step's reads of one copy and the next step's writes of
-    the other, for odd and even step counts (tiledSums: 3 and 5 steps; matmulPrefetch: 70 / 16
-    + 1 = 6 K steps), and the results are the evaluator's (integers in floats: exact)."""
+    """The `double_buffer` pass with the `barriers` pass after it: one barrier a step in a
+    loop over pairs of steps on two copies of the tiles, and the odd step after it.  Oclgrind
+    finds no race between a step's reads of one copy and the next step's writes of the other,
+    for odd and even step counts (tiledSums, the pass named: 3 and 5 steps; matmulPipelined, a
+    `powerDoubleBuffered` the pass takes unnamed: 70 / 16 + 1 = 6 K steps), and the results
+    are the evaluator's (integers in floats: exact)."""
     env = dict(repo_env, OCLGRIND_BUILD_OPTIONS="-cl-opt-disable", PYOPENCL_NO_CACHE="1", FCL_NO_CACHE="1")
     proc, log = run_with_oclgrind([sys.executable, "-c", DOUBLE_CHILD], env=env, cwd=str(REPO), timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -248,10 +248,13 @@ class Store(Stmt):
 
 @dataclass(frozen=True)
 class SeqFor(Stmt):
-    """for (var = 0; var < count; var++) body — one work-item's sequential loop."""
+    """for (var = 0; var < count; var++) body — one work-item's sequential loop.
+    `double_buffer`: the program asked for the loop's local tiles in two copies
+    (`powerDoubleBuffered`; the `double_buffer` pass)."""
     var: str
     count: Expr
     body: tuple[Stmt, ...]
+    double_buffer: bool = False
 
 
 @dataclass(frozen=True)
@@ -284,7 +287,7 @@ class For(Stmt):
     """for (int var = start; var < stop; var += step) body — after hardware mapping.
     `unroll` asks the target compiler to unroll (constant trip count); `once`: the loop
     runs at most once (start + step >= stop: a work-group's one part, `unvirtualise`),
-    so a target may render it `if (start < stop)`."""
+    so a target may render it `if (start < stop)`; `double_buffer` as SeqFor's."""
     var: str
     start: Expr
     stop: Expr
@@ -292,6 +295,7 @@ class For(Stmt):
     body: tuple[Stmt, ...]
     unroll: bool = False
     once: bool = False
+    double_buffer: bool = False
 
 
 @dataclass(frozen=True)

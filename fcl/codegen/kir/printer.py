@@ -65,13 +65,13 @@ def _format_head(s: Stmt) -> str:
     if isinstance(s, VStore):
         return f"{s.buf}[{format_expr(s.index)}]x{len(s.values)} := ({', '.join(format_expr(v) for v in s.values)})"
     if isinstance(s, SeqFor):
-        return f"seqfor {s.var} < {format_expr(s.count)}"
+        return f"seqfor {s.var} < {format_expr(s.count)}" + ("  (double-buffered)" if s.double_buffer else "")
     if isinstance(s, ParFor):
         return f"parfor<{s.level}> {s.var} < {format_expr(s.count)}"
     if isinstance(s, PartFor):
         return f"partfor<{s.level}> {s.var} < {format_expr(s.count)}"
     if isinstance(s, For):
-        unroll = "  (unroll)" if s.unroll else ""
+        unroll = ("  (unroll)" if s.unroll else "") + ("  (double-buffered)" if s.double_buffer else "")
         return (f"for {s.var} = {format_expr(s.start)}; {s.var} lt {format_expr(s.stop)}; "
                 f"{s.var} += {format_expr(s.step)}{unroll}")
     if isinstance(s, If):

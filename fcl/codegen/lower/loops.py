@@ -45,12 +45,13 @@ def while_loop(ctx: Ctx, cond: SVal, step: SVal, init: SPush, ty: Shape) -> SPul
     return _dynamic_while(ctx, cond, step, pp)
 
 
-def power_loop(ctx: Ctx, count: SScalar, step: SVal, init: SPush, ty: Shape) -> SPull:
+def power_loop(ctx: Ctx, count: SScalar, step: SVal, init: SPush, ty: Shape, double: bool = False) -> SPull:
     """`power n step init`: force init, then step n times between two buffers; step i
     gets the iteration number.  A constant count unrolls (sizes stay constants); else
-    a loop in the kernel that every work-item of the unit runs equally often."""
+    a loop in the kernel that every work-item of the unit runs equally often, marked for
+    the `double_buffer` pass where `double` (`powerDoubleBuffered`)."""
     n = count.e
-    pp = start_pingpong(ctx, init, ty, "power")
+    pp = start_pingpong(ctx, init, ty, "powerDoubleBuffered" if double else "power")
     # a grid-level step of several kernels (a scan, a sort's pass) repeats as a host loop
     # of launches rather than unrolled into copies of its kernels
     many = pp.level == Level.GRID and K.is_const(n) and n.value > 2 and _forces_grid_arrays(
@@ -76,8 +77,14 @@ def power_loop(ctx: Ctx, count: SScalar, step: SVal, init: SPush, ty: Shape) -> 
     body = ctx.sub(guard=n)
     nxt = apply2(body, step, SScalar(K.Var("int", it)), loop.array())
     loop.end_step(body, loop.write(body, nxt))
-    ctx.emit(K.SeqFor(it, n, tuple(body.stmts)))
+    ctx.emit(K.SeqFor(it, n, tuple(body.stmts), double_buffer=double))
     return loop.array(pp.n if same else None)
+
+
+def double_buffered_loop(ctx: Ctx, count: SScalar, step: SVal, init: SPush, ty: Shape) -> SPull:
+    """`powerDoubleBuffered n step init`: `power`, its kernel loop double-buffered (the
+    `double_buffer` pass: two copies of the local arrays the step forces, taken in turn)."""
+    return power_loop(ctx, count, step, init, ty, double=True)
 
 
 def _keeps_length(ctx, step, pp: PingPong) -> bool:

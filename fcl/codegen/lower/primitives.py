@@ -16,7 +16,7 @@ from fcl.codegen.lower.builder import Ctx
 from fcl.codegen.lower.claims import Claims
 from fcl.codegen.lower.lookback import pack_concat, scan_concat
 from fcl.codegen.lower.packing import pack_threads, seq_filter
-from fcl.codegen.lower.loops import foldl, power_loop, seq_concat, seqfor, while_loop
+from fcl.codegen.lower.loops import double_buffered_loop, foldl, power_loop, seq_concat, seqfor, while_loop
 from fcl.codegen.lower.scatter import reduce_by_index, scatter
 from fcl.codegen.lower.schemes import check_count, fail_unless, force, parts_scheme, push_scheme
 from fcl.codegen.lower.values import (SFun, SLevelFun, SPair, SPull, SPush, SScalar, SVal, apply, apply2, as_element,
@@ -26,7 +26,7 @@ from fcl.types import terms as T
 
 
 # the primitives whose applications report, and place their buffers, at the span of their name
-SPANNED = frozenset({"force", "while", "push", "concat", "interleave", "placeConcat", "foldl", "power", "seqfor",
+SPANNED = frozenset({"force", "while", "push", "concat", "interleave", "placeConcat", "foldl", "power", "powerDoubleBuffered", "seqfor",
                      "seqConcat", "scanConcat", "packConcat", "packThreads", "seqFilter", "generate",
                      "reduceByIndex", "scatter"})
 
@@ -246,6 +246,7 @@ def _parts(fn):
 
 
 TYPED = {"force": _elem(force), "while": _elem(while_loop), "power": _elem(power_loop),
+         "powerDoubleBuffered": _elem(double_buffered_loop),
          "concat": _parts(concat), "interleave": _parts(interleave), "placeConcat": _parts(place_concat),
          "seqConcat": _parts(seq_concat),
          "scanConcat": _parts(scan_concat), "packConcat": _parts(pack_concat),

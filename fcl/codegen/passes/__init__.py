@@ -72,6 +72,13 @@ class PassOptions:
         return not p.optimising or (self.opt_level > 0 and p.name not in self.skip
                                     and (p.default or p.name in self.extra))
 
+    def runs(self, p: Pass):
+        """What of pass p runs: all of it, its `asked` part (an optional pass not named, on
+        what the program marks for it), or nothing (None)."""
+        if self.enabled(p):
+            return p.run
+        return p.asked if p.asked and self.opt_level > 0 and p.name not in self.skip else None
+
 
 def describe_passes() -> str:
     """The pipeline in order, one pass a line (`fclc compile --passes`)."""
@@ -88,11 +95,12 @@ def run_pipeline(kp: P.Plan, options: PassOptions = PassOptions()) -> tuple[P.Pl
         dumps[AFTER_LOWERING] = K.format_program(kp)
     mapped = False
     for p in PIPELINE:
-        if not options.enabled(p):
+        run = options.runs(p)
+        if run is None:
             if p.name in options.dump_after:
                 dumps[p.name] = f"(pass {p.name} is off)\n" + K.format_program(kp)
             continue
-        kp = p.run(kp)
+        kp = run(kp)
         mapped = mapped or p.name == MAP_HW
         if verify:
             # imported here: only the tests verify, and the module costs every `import fcl` ~2 ms

@@ -5,7 +5,8 @@ each module of this package ends with its `PASS = Pass(name, description,
 run)` (the name is the module's), and the package's `__init__` lists them
 in the order they run (`PIPELINE`).  `optimising` False marks a pass the
 OpenCL printer needs (it runs at every optimisation level); `default` False an optional
-one, which runs only where a compilation names it (`fclc --pass NAME`, `with_pass`).  Consumes and
+one, which runs only where a compilation names it (`fclc --pass NAME`, `with_pass`), and
+otherwise only its `asked` part, on what the program marks for it.  Consumes and
 produces `plan.Plan`s.  Not here: the order, the options and the driver
 (`passes/__init__.py`).
 """
@@ -27,6 +28,9 @@ class Pass:
     run: Callable[[P.Plan], P.Plan]
     optimising: bool = True
     default: bool = True        # False: an optional pass, run only where asked for (`with_pass`)
+    # an optional pass's run on only what the program itself asks for (`double_buffer`: the
+    # loops of `powerDoubleBuffered`), which runs where the pass is not named but could be
+    asked: Callable[[P.Plan], P.Plan] | None = None
 
 
 def replace_kernels(kp: P.Plan, f: Callable[[K.Kernel], K.Kernel]) -> P.Plan:

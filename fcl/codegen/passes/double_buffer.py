@@ -17,8 +17,12 @@ nothing: what comes before it reads only T (or T'), what comes after it
 until the next barrier writes only the other; the `barriers` pass (after this
 one) drops both, one barrier a step where there were two.
 
-Optional (`fclc --pass double_buffer`, `compile(with_pass=...)`): whether it
-pays depends on the kernel and the device.  On an H200 (2026-11-28,
+A program asks for it loop by loop: `powerDoubleBuffered` marks its loop
+(`For.double_buffer`), and the pass's `asked` part, which runs wherever the
+pass is not switched off, takes the marked loops (the prelude's matmulF
+where its tiles are few: matmulPipelines).  Every loop of that form only
+where named (`fclc --pass double_buffer`, `compile(with_pass=...)`): whether
+it pays depends on the kernel and the device.  On an H200 (2026-11-28,
 `bench/run.py`, each kernel of a run), examples/matmul.fcl's matmulPrefetch
 at #BlockSize 256 took 0.338 ms for 2000 x 3000 x 1000 (0.94 of the
 hand-written kernel's 0.318; 0.369 without), 0.128 at 1024^3 (as without)
@@ -28,8 +32,9 @@ and both at #BlockSize 128 slowed (matmulPrefetch at 1024^3: 0.132 ms
 instead of 0.090), so it is not on by default.  PoCL's unoptimised build
 (`-cl-opt-disable`, as the test suite builds) of the double-buffered
 matmulPrefetch at #BlockSize 256 crashes inside PoCL (a segmentation fault
-at 130 x 21 x 133); its optimised build, Oclgrind (no race, the right
-products) and NVIDIA's compiler run it.
+at 130 x 21 x 133, 2026-11-28; not with the PoCL of 2026-11-29); its
+optimised build, Oclgrind (no race, the right products) and NVIDIA's
+compiler run it.
 
 Exactness.  The loop counts by one and its body holds two barriers or more,
 all at its top level (at most MAX_BARRIERS: a step with more, a block's
@@ -62,13 +67,19 @@ from fcl.codegen.passes.base import Pass, replace_kernels
 
 
 def double_buffer(plan: P.Plan) -> P.Plan:
-    return replace_kernels(plan, lambda k: _kernel(plan, k))
+    """Every loop where the rewrite applies (`--pass double_buffer`)."""
+    return replace_kernels(plan, lambda k: _kernel(plan, k, every=True))
 
 
-def _kernel(plan: P.Plan, k: K.Kernel) -> K.Kernel:
-    if not any(isinstance(s, K.For) and _marks(s.body) for s in K.walk_stmts(k.body)):
+def asked(plan: P.Plan) -> P.Plan:
+    """The loops the program asks for (`powerDoubleBuffered`), where the rewrite applies."""
+    return replace_kernels(plan, lambda k: _kernel(plan, k, every=False))
+
+
+def _kernel(plan: P.Plan, k: K.Kernel, every: bool) -> K.Kernel:
+    if not any(isinstance(s, K.For) and (every or s.double_buffer) and _marks(s.body) for s in K.walk_stmts(k.body)):
         return k
-    return _Rewrite(plan, k).kernel()
+    return _Rewrite(plan, k, every).kernel()
 
 
 MAX_BARRIERS = 3        # a step's barriers where one fewer pays for a body twice as long
@@ -86,8 +97,8 @@ def _bytes(plan: P.Plan, b: K.Buffer) -> int:
 
 
 class _Rewrite:
-    def __init__(self, plan: P.Plan, k: K.Kernel):
-        self.plan, self.k = plan, k
+    def __init__(self, plan: P.Plan, k: K.Kernel, every: bool):
+        self.plan, self.k, self.every = plan, k, every
         self.names = K.Names(k)
         self.locals = {b.name: b for b in k.locals_}
         classes = K.PointerClasses(k)
@@ -131,7 +142,7 @@ class _Rewrite:
     def pair(self, loop: K.For) -> tuple | None:
         """The loop as a loop over pairs of steps and the last step of an odd count, or None where it does not apply."""
         marks = _marks(loop.body)
-        if marks is None or loop.once or not K.is_const(loop.step, 1):
+        if marks is None or loop.once or not K.is_const(loop.step, 1) or not (self.every or loop.double_buffer):
             return None
         if isinstance(loop.start, K.Const) and isinstance(loop.stop, K.Const) and loop.stop.value - loop.start.value < 2:
             return None                         # no pair of steps
@@ -157,10 +168,12 @@ class _Rewrite:
             copies.extend(K.rename(loop.body, {**renaming, **table, loop.var: own}))
         odd = K.binop("band", K.sub(loop.stop, loop.start), K.cint(1))
         last = K.select(K.lt(loop.start, loop.stop), K.sub(loop.stop, odd), loop.start)
-        return (dataclasses.replace(loop, var=var, stop=K.sub(loop.stop, K.cint(1)), step=K.cint(2), body=tuple(copies)),
-                dataclasses.replace(loop, start=last))
+        return (dataclasses.replace(loop, var=var, stop=K.sub(loop.stop, K.cint(1)), step=K.cint(2), body=tuple(copies),
+                                    double_buffer=False),
+                dataclasses.replace(loop, start=last, double_buffer=False))
 
 
 PASS = Pass("double_buffer", "a loop that stages tiles in local memory (a power of forces) takes two steps a "
-            "round, the second on a second copy of the tiles, so that the barrier between steps can go",
-            double_buffer, default=False)
+            "round, the second on a second copy of the tiles, so that the barrier between steps can go "
+            "(without --pass: the loops of powerDoubleBuffered)",
+            double_buffer, default=False, asked=asked)

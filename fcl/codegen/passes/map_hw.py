@@ -55,7 +55,7 @@ class _Mapper:
             simple = not K.contains_barrier(s.body) and not any(
                 isinstance(x, (K.For, K.SeqFor, K.ParFor, K.PartFor, K.Loop)) for x in K.walk_stmts(s.body))
             unroll = isinstance(s.count, K.Const) and s.count.value <= UNROLL_MAX and simple
-            return K.For(s.var, ZERO, s.count, ONE, s.body, unroll)
+            return K.For(s.var, ZERO, s.count, ONE, s.body, unroll, double_buffer=s.double_buffer)
         if isinstance(s, K.ParFor):
             return self.par_for(s)
         if isinstance(s, K.PartFor):
