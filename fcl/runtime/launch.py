@@ -84,6 +84,13 @@ class Launcher:
         self.queue = D.get_queue(device, self.context)
         options = D.build_options(device)
         self.limits = D.device_limits(device)
+        # what every launch of a kernel would compute again (a sort's 48 launches a run): the
+        # scalar parameters' numpy types, the sizes of kernels whose local buffers all have
+        # constant sizes, and the (kernel, sizes) whose local memory the device has accepted
+        self._scalar_types = {p.name: STORAGE_DTYPES["int" if p.ty == "bool" else p.ty].type for p in plan.params}
+        self._static_sizes: dict[str, list] = {}
+        self._local_ok: set = set()
+        self._kernel_ir = {k.name: k for k in plan.kernels}
         for k in plan.kernels:      # before the build: a device compiler refuses oversized static arrays
             self.local_sizes(k, {}, static_only=True)
         self.program = D.build_program(self.context, source, options)
@@ -144,6 +151,8 @@ class Launcher:
     def local_sizes(self, k: K.Kernel, env: dict, static_only: bool = False) -> list[tuple[K.Buffer, int]]:
         """(buffer, bytes) of each local buffer (only those of constant size with
         `static_only`); CompileError when they do not fit the device."""
+        if k.name in self._static_sizes:
+            return self._static_sizes[k.name]
         total, out = 0, []
         limit = self.limits["local_mem_size"]
         for b in k.locals_:
@@ -160,6 +169,8 @@ class Launcher:
                     f"({limit} bytes per work-group): {local_words(b, n, copies, out[-1][1], total)}",
                     self.spans.get(b.name),
                     ["use smaller parts (chunk size) or a smaller --block-size"])
+        if not static_only and all(isinstance(b.size, K.Const) for b in k.locals_):
+            self._static_sizes[k.name] = out
         return out
 
     def check_device_local(self, k: K.Kernel, kernel, sizes: list[tuple[K.Buffer, int]]):
@@ -167,9 +178,13 @@ class Launcher:
         set) than it has: located at its largest local array, as local_sizes' error is
         (Oclgrind counts a kernel's arrays twice when its unchecked version follows it)."""
         cl = self.cl
+        key = (k.name, tuple(n for _, n in sizes))
+        if key in self._local_ok:
+            return
         need = kernel.get_work_group_info(cl.kernel_work_group_info.LOCAL_MEM_SIZE, self.device)
         limit = self.limits["local_mem_size"]
         if need <= limit or not sizes:
+            self._local_ok.add(key)
             return
         b, size = max(sizes, key=lambda x: x[1])
         raise CompileError(
@@ -377,8 +392,7 @@ class Launcher:
 
     def do_Launch(self, s: P.Launch, st: State):
         cl = self.cl
-        k = self.plan.kernel(P.chosen(s, st.env))
-        params = {p.name: p for p in self.plan.params}
+        k = self._kernel_ir[P.chosen(s, st.env)]
         sizes = self.local_sizes(k, st.env)
         dynamic = [cl.LocalMemory(nbytes) for b, nbytes in sizes if not isinstance(b.size, K.Const)]
         kernel = self.kernels[k.name]
@@ -386,8 +400,7 @@ class Launcher:
         self._dirty.update(b for b in s.uses.buffers if b in self._flags and self.plan.buffer(b).role != "tags")
         bs = self.plan.block_size
         for n, groups in enumerate(self.slices(s, st.env)):
-            scalars = [STORAGE_DTYPES["int" if params[p].ty == "bool" else params[p].ty].type(st.env[p])
-                       for p in s.uses.params]
+            scalars = [self._scalar_types[p](st.env[p]) for p in s.uses.params]
             kernel.set_args(*[st.buffer(b) for b in s.uses.buffers], *scalars, *dynamic)
             if n == 0:
                 self.check_device_local(k, kernel, sizes)

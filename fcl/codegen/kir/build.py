@@ -68,21 +68,34 @@ def binop(op: str, a: Expr, b: Expr) -> Expr:
 
 
 def _fold(op: str, a: Const, b: Const) -> Expr | None:
+    v = fold_values(op, a.ty, a.value, b.value)
+    return None if v is None else Const("bool" if isinstance(v, bool) else "int", v)
+
+
+def fold_values(op: str, ty: str, a, b):
+    """The value of `a op b` (operands of type `ty`) as the kernels compute it: a bool for a
+    comparison, `and` and `or`, an int for int arithmetic; None where it does not fold (a
+    division by zero, arithmetic on other types).  `_fold` and the host's evaluator of sizes
+    (host.eval_host, through value_op) both."""
+    return value_op(op, ty)(a, b)
+
+
+def value_op(op: str, ty: str):
+    """fold_values for one operator and operand type, as a function of the two values."""
     op = GENERAL_OP.get(op, op)
     if op in _FOLD_CMP:
-        return Const("bool", bool(_FOLD_CMP[op](a.value, b.value)))
+        cmp = _FOLD_CMP[op]
+        return lambda a, b: bool(cmp(a, b))
     if op == "and":
-        return Const("bool", bool(a.value and b.value))
+        return lambda a, b: bool(a and b)
     if op == "or":
-        return Const("bool", bool(a.value or b.value))
-    if a.ty != "int":
-        return None
-    if op in _FOLD_INT:
-        return Const("int", _FOLD_INT[op](a.value, b.value))
-    if op in ("div", "mod") and b.value != 0:
+        return lambda a, b: bool(a or b)
+    if ty == "int" and op in _FOLD_INT:
+        return _FOLD_INT[op]
+    if ty == "int" and op in ("div", "mod"):
         fn = scalars.int_div if op == "div" else scalars.int_rem
-        return Const("int", fn(a.value, b.value))
-    return None
+        return lambda a, b: fn(a, b) if b != 0 else None
+    return lambda a, b: None
 
 
 def _simplify_int(op: str, a: Expr, b: Expr) -> Expr | None:

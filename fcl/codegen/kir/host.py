@@ -2,7 +2,7 @@
 
 `eval_host(e, env)` computes an int or bool expression over the entry's
 parameters and host variables (bound in `env`) with OpenCL's semantics, as
-the kernels would: the same folding as the smart constructors (build._fold),
+the kernels would: the same folding as the smart constructors (build.value_op),
 a failing `Checked` raised as facts.CheckFailed.  Consumes an expression and
 values; produces a value.  Memory only through a `load` the caller gives (a
 `P.ReadScalar`'s expression); without one a `Load` raises
@@ -12,7 +12,7 @@ float arithmetic).  Not here: the kernels themselves (codegen/interp.py).
 from __future__ import annotations
 
 from fcl.base import scalars
-from fcl.codegen.kir.build import _FOLD_INT, _fold
+from fcl.codegen.kir.build import _FOLD_INT, value_op
 from fcl.codegen.kir.facts import CheckFailed
 from fcl.base.operators import COMPARISONS
 from fcl.codegen.kir.nodes import Bin, Call, Checked, Const, Expr, HwId, Load, Select, Un, Var
@@ -52,39 +52,117 @@ def eval_host(e: Expr, env: dict[str, object], total: bool = False, load=None):
     A division or remainder by zero raises ZeroDivisionError, or with `total` gives 0 as
     the kernels' fcl_div and fcl_mod do (a scalar the kernels would have computed).  With
     `load`, load(buffer, scalar type, index) gives an element of a global buffer (a
-    `P.ReadScalar`'s expression), read only where the expression's selects take it."""
-    def ev(x):
-        return eval_host(x, env, total, load)
-    if isinstance(e, Const):
-        return e.value
-    if isinstance(e, Var):
-        return env[e.name]
-    if isinstance(e, Bin):
-        folded = _fold(e.op, Const(e.a.ty, ev(e.a)), Const(e.b.ty, ev(e.b)))
-        if folded is None:
-            if total:
-                return 0
-            raise ZeroDivisionError(e.op)
-        return folded.value
-    if isinstance(e, Un):
-        a = ev(e.a)
-        return (not a) if e.op == "not" else scalars.wrap(-a)
-    if isinstance(e, Select):
-        return ev(e.a if ev(e.cond) else e.b)
-    if isinstance(e, Call) and e.fn in ("min", "max"):
-        return _FOLD_INT[e.fn](*(ev(x) for x in e.args))
-    if isinstance(e, Call) and e.fn == "b2i":
-        return 1 if ev(e.args[0]) else 0
-    if isinstance(e, Call) and e.fn == "abs" and e.ty == "int":
-        return scalars.wrap(abs(ev(e.args[0])))
-    if isinstance(e, Call) and e.fn == "lo_word" and load is not None:
-        return scalars.wrap(ev(e.args[0]))
-    if isinstance(e, Load) and load is not None:
-        return load(e.buf, e.ty, ev(e.index))
-    if isinstance(e, Checked):
-        i, n = ev(e.index), ev(e.length)
-        if not 0 <= i < n:
-            raise CheckFailed(e.site, i, n)
-        return i
-    raise LookupError(type(e).__name__)
+    `P.ReadScalar`'s expression), read only where the expression's selects take it.  The
+    expression is compiled once into nested Python functions (`_compiled`): a launcher
+    evaluates the same sizes for every launch of every run."""
+    return _compiled(e, total)(env, load)
 
+
+_CACHE: dict[tuple[int, bool], tuple[Expr, object]] = {}     # (id, total) -> (the expression, its function)
+_CACHE_MAX = 1 << 16
+
+
+def _compiled(e: Expr, total: bool):
+    key = (id(e), total)
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    if len(_CACHE) >= _CACHE_MAX:
+        _CACHE.clear()
+    fn = _memoised(e, _compile(e, total))
+    _CACHE[key] = (e, fn)       # the expression kept alive, so that its id is not reused
+    return fn
+
+
+_MISSING = object()
+MEMO_MAX = 64       # the values kept an expression: a launcher's runs at a few sizes
+
+
+def _memoised(e: Expr, fn):
+    """fn, remembering its value for the values of e's variables where e reads no memory (a
+    size: the same for every launch of a run, and every run at the same sizes)."""
+    if isinstance(e, (Const, Var)) or any(isinstance(x, (Load, Call)) and (isinstance(x, Load) or x.fn == "lo_word")
+                                          for x in walk_expr(e)):
+        return fn
+    names = tuple(sorted({x.name for x in walk_expr(e) if isinstance(x, Var)}))
+    memo: dict = {}
+
+    def remembered(env, load):
+        key = tuple([env[n] for n in names])
+        value = memo.get(key, _MISSING)
+        if value is _MISSING:
+            value = fn(env, load)       # a failing check or division raises, and is not kept
+            if len(memo) < MEMO_MAX:
+                memo[key] = value
+        return value
+    return remembered
+
+
+def _compile(e: Expr, total: bool):
+    """e as a function (env, load) -> value (eval_host's meaning)."""
+    def sub(x):
+        return _compile(x, total)
+    if isinstance(e, Const):
+        value = e.value
+        return lambda env, load: value
+    if isinstance(e, Var):
+        name = e.name
+        return lambda env, load: env[name]
+    if isinstance(e, Bin):
+        fa, fb, fn, op = sub(e.a), sub(e.b), value_op(e.op, e.a.ty), e.op
+
+        def binary(env, load):
+            v = fn(fa(env, load), fb(env, load))
+            if v is None:
+                if total:
+                    return 0
+                raise ZeroDivisionError(op)
+            return v
+        return binary
+    if isinstance(e, Un):
+        fa = sub(e.a)
+        if e.op == "not":
+            return lambda env, load: not fa(env, load)
+        return lambda env, load: scalars.wrap(-fa(env, load))
+    if isinstance(e, Select):
+        fc, fa, fb = sub(e.cond), sub(e.a), sub(e.b)
+        return lambda env, load: fa(env, load) if fc(env, load) else fb(env, load)
+    if isinstance(e, Call) and e.fn in ("min", "max"):
+        fn, args = _FOLD_INT[e.fn], [sub(x) for x in e.args]
+        return lambda env, load: fn(*(f(env, load) for f in args))
+    if isinstance(e, Call) and e.fn == "b2i":
+        fa = sub(e.args[0])
+        return lambda env, load: 1 if fa(env, load) else 0
+    if isinstance(e, Call) and e.fn == "abs" and e.ty == "int":
+        fa = sub(e.args[0])
+        return lambda env, load: scalars.wrap(abs(fa(env, load)))
+    if isinstance(e, Call) and e.fn == "lo_word":
+        fa = sub(e.args[0])
+
+        def lo_word(env, load):
+            if load is None:
+                raise LookupError("Call")
+            return scalars.wrap(fa(env, load))
+        return lo_word
+    if isinstance(e, Load):
+        fi, buf, ty = sub(e.index), e.buf, e.ty
+
+        def read(env, load):
+            if load is None:
+                raise LookupError("Load")
+            return load(buf, ty, fi(env, load))
+        return read
+    if isinstance(e, Checked):
+        fi, fn, site = sub(e.index), sub(e.length), e.site
+
+        def checked(env, load):
+            i, n = fi(env, load), fn(env, load)
+            if not 0 <= i < n:
+                raise CheckFailed(site, i, n)
+            return i
+        return checked
+    name = type(e).__name__
+
+    def unknown(env, load):
+        raise LookupError(name)
+    return unknown
