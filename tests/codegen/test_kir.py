@@ -232,3 +232,27 @@ def test_node_equality_and_kept_hash():
     assert K.Var("int", "x") != K.Const("int", "x")          # another class is never equal
     assert len({a, b, c, tree(y)}) == 2
     assert K.rebuilt(a, {"b": K.cint(0)}) == K.Bin("int", "add", a.a, K.cint(0))
+
+
+def test_host_sizes_are_computed_again_for_other_values():
+    """eval_host compiles an expression once and remembers its values: the same expression
+    object over other values of its variables gives their value (as the smart constructors
+    fold it with those values as constants), a division by zero raises every time it is
+    met, and an expression that reads memory reads it every time."""
+    n, c = K.Var("int", "n"), K.Var("int", "c")
+    size = K.Call("int", "max", (K.cint(1), K.Bin("int", "div", K.add(n, K.sub(c, K.cint(1))), c)))
+    for nv, cv in [(100, 8), (7, 8), (100, 8), (-5, 3), (2 ** 31 - 1, 2)]:
+        folded = K.Call("int", "max", (K.cint(1), K.binop("div", K.add(K.cint(nv), K.sub(K.cint(cv), K.cint(1))),
+                                                           K.cint(cv))))
+        assert K.eval_host(size, {"n": nv, "c": cv}) == K.eval_host(folded, {})
+    for _ in range(2):
+        with pytest.raises(ZeroDivisionError):
+            K.eval_host(size, {"n": 5, "c": 0})
+        assert K.eval_host(size, {"n": 5, "c": 0}, total=True) == 1
+    reads = []
+    word = K.Load("int", "buf", n)
+    for v in (3, 3, 4):
+        assert K.eval_host(word, {"n": v}, load=lambda b, ty, i: reads.append(i) or 10 * i) == 10 * v
+    assert reads == [3, 3, 4]
+    with pytest.raises(LookupError):
+        K.eval_host(word, {"n": 3})

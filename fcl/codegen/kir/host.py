@@ -81,8 +81,8 @@ MEMO_MAX = 64       # the values kept an expression: a launcher's runs at a few 
 def _memoised(e: Expr, fn):
     """fn, remembering its value for the values of e's variables where e reads no memory (a
     size: the same for every launch of a run, and every run at the same sizes)."""
-    if isinstance(e, (Const, Var)) or any(isinstance(x, (Load, Call)) and (isinstance(x, Load) or x.fn == "lo_word")
-                                          for x in walk_expr(e)):
+    reads = any(isinstance(x, Load) or isinstance(x, Call) and x.fn == "lo_word" for x in walk_expr(e))
+    if reads or isinstance(e, (Const, Var)):
         return fn
     names = tuple(sorted({x.name for x in walk_expr(e) if isinstance(x, Var)}))
     memo: dict = {}
