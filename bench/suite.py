@@ -312,7 +312,7 @@ FCL_ROWS = [
         lambda i, d: (d[1], d[0], i["A"], i["B"])),
     Fcl("matmul", "matmulReg (4x4 per work-item)", "examples/matmul.fcl", "matmulReg",
         lambda i, d: (*d, i["A"], i["B"]), kind="float", quick=False),
-    Fcl("matmul", "matmulF (prelude: 8x8 a work-item, 64x256 tiles, split-K where they are few)", "examples/matmul.fcl", "matmulF",
+    Fcl("matmul", "matmulF (prelude: 8x8 a work-item, 64x256 tiles, split-K or double-buffered where they are few)", "examples/matmul.fcl", "matmulF",
         lambda i, d: (*d, i["A"], i["B"]), kind="float", quick=False),
     Fcl("matmul", "matmulF at #BlockSize 128 (64x128 tiles)", "examples/matmul.fcl", "matmulF",
         lambda i, d: (*d, i["A"], i["B"]), kind="float", options=(("block_size", 128),), quick=False),
