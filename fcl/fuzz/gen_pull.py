@@ -39,6 +39,7 @@ class PullGen(GenBase):
             (2, lambda: self.let_in(env, d, lvl, top, lambda e2: self.pull(e2, ty, d, lvl, top), ty)),
             (2, lambda: f"force {self.atom(self.push(env, ty, d, lvl, top, self.level_upto(lvl, top)))}"),
             (1 if lvl >= WARP or lvl == THREAD else 0, lambda: self.while_(env, ty, d, lvl, top)),
+            (0.5 if lvl >= WARP or lvl == THREAD else 0, lambda: self.power_(env, ty, d, lvl, top)),
             (0.4 if ty == "int" else 0, lambda: self.map_chain(env, lvl, top)),
             (1.5, lambda: self.map_range(env, ty, d, lvl)),
         ]
@@ -113,6 +114,33 @@ class PullGen(GenBase):
             self.features.add("let read back")
             out = f"{'mapPush' if push else 'mapPull'} (fn {x} => {x} + {read}) {self.atom(out)}"
         return f"(let {v} = {value} in {out})"
+
+    def power_(self, env, ty, depth, lvl, top) -> str:
+        """A `power` at a level up to `lvl` (`powerDoubleBuffered` half the time), whose step
+        forces a tile of a constant length from its state and reads it back reversed: a
+        step's reads of the tile and the next step's writes of it meet (the `double_buffer`
+        pass gives the loop's steps two copies in turn).  The step count is the length of an array argument's
+        (at most 5), so that the loop stays a loop, or a constant (unrolled)."""
+        level = self.level_upto(lvl, top) if lvl > THREAD else THREAD
+        a, i, q, tile = self.fresh("a"), self.fresh("i"), self.fresh("q"), self.fresh("tile")
+        init = self.pull(env, "int", depth, lvl, top)
+        prim = self.r.choice(["power", "powerDoubleBuffered"])
+        L = LEVEL_KEYWORDS[level]
+        self.features.add(f"{prim} {L}")
+        self.ids.add(i)
+        arrays = [n for n, t in env.items() if t.startswith("[")]
+        count = f"min 5 (lengthPull {self.r.choice(arrays)})" if arrays and self.r.random() < 0.7 \
+            else str(self.r.choice([0, 1, 2, 3]))
+        k = self.r.choice([1, 4, 8, 16])      # the tile's length: a constant (its local memory)
+        out = (f"{prim} ({count}) (fn {q} => fn {a} => "
+               f"let {tile} = force (push <{L}> (generate {k} (fn {i} => "
+               f"if lengthPull {a} > 0 then index {a} ({i} % lengthPull {a}) + {q} else {i}))) "
+               f"in push <{L}> (generate (lengthPull {a}) (fn {i} => index {tile} ({k - 1} - {i} % {k}) * 3 - {i}))) "
+               f"(push <{L}> {self.atom(init)})")
+        if ty == "int":
+            return out
+        x = self.fresh("x")
+        return f"mapPull (fn {x} => i2d {x}) ({out})"
 
     def while_(self, env, ty, depth, lvl, top, form=None) -> str:
         """A while at a level up to `lvl`: halving steps, a data-dependent count, or a

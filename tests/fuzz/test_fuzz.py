@@ -88,6 +88,7 @@ def test_generator_covers_every_construct():
     for level in ("thread", "warp", "block", "grid"):
         assert f"force {level}" in features
         assert f"while {level}" in features
+        assert f"power {level}" in features and f"powerDoubleBuffered {level}" in features
     for level in ("warp", "block", "grid"):
         assert f"concat {level}" in features and f"interleave {level}" in features
     # ids and loop variables that go negative, helpers with level parameters, run-time errors
