@@ -90,7 +90,6 @@ class Launcher:
         self._scalar_types = {p.name: STORAGE_DTYPES["int" if p.ty == "bool" else p.ty].type for p in plan.params}
         self._static_sizes: dict[str, list] = {}
         self._local_ok: set = set()
-        self._kernel_ir = {k.name: k for k in plan.kernels}
         for k in plan.kernels:      # before the build: a device compiler refuses oversized static arrays
             self.local_sizes(k, {}, static_only=True)
         self.program = D.build_program(self.context, source, options)
@@ -392,7 +391,7 @@ class Launcher:
 
     def do_Launch(self, s: P.Launch, st: State):
         cl = self.cl
-        k = self._kernel_ir[P.chosen(s, st.env)]
+        k = self.plan.kernel(P.chosen(s, st.env))
         sizes = self.local_sizes(k, st.env)
         dynamic = [cl.LocalMemory(nbytes) for b, nbytes in sizes if not isinstance(b.size, K.Const)]
         kernel = self.kernels[k.name]

@@ -68,20 +68,15 @@ def binop(op: str, a: Expr, b: Expr) -> Expr:
 
 
 def _fold(op: str, a: Const, b: Const) -> Expr | None:
-    v = fold_values(op, a.ty, a.value, b.value)
+    v = value_op(op, a.ty)(a.value, b.value)
     return None if v is None else Const("bool" if isinstance(v, bool) else "int", v)
 
 
-def fold_values(op: str, ty: str, a, b):
-    """The value of `a op b` (operands of type `ty`) as the kernels compute it: a bool for a
-    comparison, `and` and `or`, an int for int arithmetic; None where it does not fold (a
-    division by zero, arithmetic on other types).  `_fold` and the host's evaluator of sizes
-    (host.eval_host, through value_op) both."""
-    return value_op(op, ty)(a, b)
-
-
 def value_op(op: str, ty: str):
-    """fold_values for one operator and operand type, as a function of the two values."""
+    """`a op b` for operands of type `ty` as the kernels compute it, a function of the two
+    values: a bool for a comparison, `and` and `or`, an int for int arithmetic; None where it
+    does not fold (a division by zero, arithmetic on other types).  `_fold` and the host's
+    evaluator of sizes (host.eval_host) both."""
     op = GENERAL_OP.get(op, op)
     if op in _FOLD_CMP:
         cmp = _FOLD_CMP[op]

@@ -40,6 +40,8 @@ Not here: device code (kir), how a device runs a plan (runtime), printing (`expl
 """
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -288,7 +290,12 @@ class Plan:
         return self.body[-1]
 
     def kernel(self, name: str) -> K.Kernel:
-        return next(k for k in self.kernels if k.name == name)
+        return self._by_name[name]
+
+    @functools.cached_property
+    def _by_name(self) -> dict[str, K.Kernel]:
+        """The kernels by name (the launcher looks one up for every launch)."""
+        return {k.name: k for k in self.kernels}
 
     def launched(self) -> list[K.Kernel]:
         """The kernels the host program launches, without their unchecked versions (which
