@@ -81,6 +81,21 @@ ONE_PART = """\
 #endif
 """
 
+OWN_LOOP = """\
+/* PoCL puts a barrier at the top of every innermost loop of a kernel with barriers whose
+   trip count it finds the same for all work-items, to run their iterations in lock step
+   (ImplicitLoopBarriers); a kernel with many such loops and branches between them then
+   takes its compiler exponential time (random-tester seed 150601: a kernel of 25 folds
+   after a barrier never built).  A loop without barriers is a work-item's own: its bound
+   has FCL_OWN_LOOP added, 0 on every work-item, which PoCL cannot tell is the same for all.
+   GPUs see the bound as it is. */
+#if defined(__NV_CL_C_VERSION) || defined(__AMD__)
+#define FCL_OWN_LOOP 0
+#else
+#define FCL_OWN_LOOP (lid >> 30)
+#endif
+"""
+
 # a scalar's bits as ints and back, and two ints as one long and back: how `scanConcat` passes
 # values between work-groups, a flag and a word in each 64-bit atomic
 BIT_CASTS = {"as_int": "as_int({})", "as_float": "as_float({})", "lo_bits": "as_int2({}).s0",
@@ -142,6 +157,7 @@ class OpenCLRenderer:
         self.ptr_types: dict[str, str] = {}
         self.vectors: dict[tuple, str] = {}       # the components of a vector load -> its name
         self.ptr_spaces: dict[str, str] = {}
+        self.barriers = False                     # whether the kernel being rendered has barriers
 
     # ------------------------------------------------------------ program
 
@@ -162,6 +178,8 @@ class OpenCLRenderer:
                 out += MINMAX.format(t=t)
         if "FCL_ONE_PART" in text:
             out += ONE_PART
+        if "FCL_OWN_LOOP" in text:
+            out += OWN_LOOP
         if "fcl_check(" in text or "fcl_fail(" in text:
             out += FAIL
         if "fcl_check(" in text:
@@ -227,6 +245,7 @@ class OpenCLRenderer:
                 lines.append(f"  {self.local_kw} {C_STORAGE[b.ty]} {b.name}[{max(n, 1)}]{aligned};  /* {self.describe(b)} */")
         for b in k.privates:
             lines.append(f"  {C_STORAGE[b.ty]} {b.name}[{max(b.size.value, 1)}];  /* {self.describe(b)} */")
+        self.barriers = K.contains_barrier(k.body)
         lines.extend(self.stmts(k.body, 1))
         return "\n".join(lines) + "\n"
 
@@ -328,7 +347,10 @@ class OpenCLRenderer:
     def for_(self, s: K.For, d: int) -> list[str]:
         v = s.var
         step = f"{v}++" if K.is_const(s.step, 1) else f"{v} += {self.expr(s.step, BOUND)}"
-        header = f"int {v} = {self.expr(s.start)}; {v} < {self.expr(s.stop, BOUND)}; {step}"
+        stop = self.expr(s.stop, BOUND)
+        if self.barriers and not s.once and not s.unroll and not K.contains_barrier(s.body):
+            stop += " + FCL_OWN_LOOP"       # (see OWN_LOOP)
+        header = f"int {v} = {self.expr(s.start)}; {v} < {stop}; {step}"
         if s.once:          # FCL_ONE_PART (see ONE_PART): an `if`, else the loop
             start, stop = self.expr(s.start), self.expr(s.stop, BOUND)
             loop = self.loop(header, s.body, d)
