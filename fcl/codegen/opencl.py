@@ -87,8 +87,8 @@ OWN_LOOP = """\
    (ImplicitLoopBarriers); a kernel with many such loops and branches between them then
    takes its compiler exponential time (random-tester seed 150601: a kernel of 25 folds
    after a barrier never built).  A loop without barriers is a work-item's own: its bound
-   has FCL_OWN_LOOP added, 0 on every work-item, which PoCL cannot tell is the same for all.
-   GPUs see the bound as it is. */
+   has FCL_OWN_LOOP added, 0 on every work-item, which PoCL cannot tell is the same for all
+   (not where it starts at a work-item's id, or is unrolled).  GPUs see the bound as it is. */
 #if defined(__NV_CL_C_VERSION) || defined(__AMD__)
 #define FCL_OWN_LOOP 0
 #else
@@ -122,6 +122,12 @@ CONVERSIONS = {"i2d": "(double)({})", "f2d": "(double)({})", "d2i": "convert_int
 # `a + b >> 6`, `a & b | c`, `a && b || c` print as `(a + b) >> 6`, ...
 OPERAND_PREC = {"shl": PREC["add"] + 1, "shr": PREC["add"] + 1, "bor": PREC["band"] + 1,
                 "bxor": PREC["band"] + 1, "or": PREC["and"] + 1}
+
+
+def _per_item(e: K.Expr) -> bool:
+    """Whether e names a work-item's or a warp's id (a loop that starts there is not the
+    same for all work-items, as PoCL sees it)."""
+    return any(isinstance(x, K.HwId) and x.name in ("lid", "lane", "wid", "global_id") for x in K.walk_expr(e))
 
 
 class OpenCLRenderer:
@@ -348,7 +354,7 @@ class OpenCLRenderer:
         v = s.var
         step = f"{v}++" if K.is_const(s.step, 1) else f"{v} += {self.expr(s.step, BOUND)}"
         stop = self.expr(s.stop, BOUND)
-        if self.barriers and not s.once and not s.unroll and not K.contains_barrier(s.body):
+        if self.barriers and not (s.once or s.unroll or _per_item(s.start) or K.contains_barrier(s.body)):
             stop += " + FCL_OWN_LOOP"       # (see OWN_LOOP)
         header = f"int {v} = {self.expr(s.start)}; {v} < {stop}; {step}"
         if s.once:          # FCL_ONE_PART (see ONE_PART): an `if`, else the loop
