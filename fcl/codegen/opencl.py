@@ -87,12 +87,14 @@ OWN_LOOP = """\
    (ImplicitLoopBarriers); a kernel with many such loops and branches between them then
    takes its compiler exponential time (random-tester seed 150601: a kernel of 25 folds
    after a barrier never built).  A loop without barriers is a work-item's own: its bound
-   has FCL_OWN_LOOP added, 0 on every work-item, which PoCL cannot tell is the same for all
-   (not where it starts at a work-item's id, or is unrolled).  GPUs see the bound as it is. */
-#if defined(__NV_CL_C_VERSION) || defined(__AMD__)
-#define FCL_OWN_LOOP 0
-#else
+   has FCL_OWN_LOOP added, 0 on every work-item, which PoCL (FCL builds define FCL_POCL
+   there) cannot tell is the same for all (not where it starts at a work-item's id, or is
+   unrolled).  Elsewhere it is the literal 0: Intel's CPU compiler gave a wrong result with
+   the varying form (whilesAfterBarrier in tests/programs/fuzz_regressions.fcl). */
+#ifdef FCL_POCL
 #define FCL_OWN_LOOP (lid >> 30)
+#else
+#define FCL_OWN_LOOP 0
 #endif
 """
 
