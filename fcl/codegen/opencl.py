@@ -67,6 +67,10 @@ static inline int fcl_check(int i, int n, __global int* err, int site) {
 }
 """
 
+# the devices that are not PoCL, as the OpenCL C preprocessor tells them apart: GPUs, and Intel's
+# CPU runtime and Oclgrind (SPIR, not x86)
+NOT_POCL = "defined(__NV_CL_C_VERSION) || defined(__AMD__) || (defined(__SPIR__) && !defined(__x86_64__))"
+
 ONE_PART = """\
 /* A grid loop over parts whose launch gives each work-group one part at most (a launch in
    slices, the unvirtualise pass) is an `if` on a GPU: NVIDIA's compiler hoists out of a loop
@@ -74,12 +78,12 @@ ONE_PART = """\
    whole part (a scan's chunk of 4096: 80 registers for 32).  On a CPU it stays a loop, as
    PoCL's barrier handling needs (it ran some barriers under a uniform `if` wrongly); Intel's
    CPU runtime and Oclgrind (SPIR, not x86) take the `if`, which Oclgrind checks. */
-#if defined(__NV_CL_C_VERSION) || defined(__AMD__) || (defined(__SPIR__) && !defined(__x86_64__))
+#if %s
 #define FCL_ONE_PART 1
 #else
 #define FCL_ONE_PART 0
 #endif
-"""
+""" % NOT_POCL
 
 OWN_LOOP = """\
 /* PoCL puts a barrier at the top of every innermost loop of a kernel with barriers whose
@@ -87,16 +91,16 @@ OWN_LOOP = """\
    (ImplicitLoopBarriers); a kernel with many such loops and branches between them then
    takes its compiler exponential time (random-tester seed 150601: a kernel of 25 folds
    after a barrier never built).  A loop without barriers is a work-item's own: its bound
-   has FCL_OWN_LOOP added, 0 on every work-item, which PoCL (FCL builds define FCL_POCL
-   there) cannot tell is the same for all (not where it starts at a work-item's id, or is
-   unrolled).  Elsewhere it is the literal 0: Intel's CPU compiler gave a wrong result with
+   has FCL_OWN_LOOP added, 0 on every work-item, which PoCL cannot tell is the same for all
+   (not where it starts at a work-item's id, or is unrolled).  On the devices FCL_ONE_PART
+   tells apart from PoCL it is the literal 0: Intel's CPU compiler gave a wrong result with
    the varying form (whilesAfterBarrier in tests/programs/fuzz_regressions.fcl). */
-#ifdef FCL_POCL
-#define FCL_OWN_LOOP (lid >> 30)
-#else
+#if %s
 #define FCL_OWN_LOOP 0
+#else
+#define FCL_OWN_LOOP (lid >> 30)
 #endif
-"""
+""" % NOT_POCL
 
 # a scalar's bits as ints and back, and two ints as one long and back: how `scanConcat` passes
 # values between work-groups, a flag and a word in each 64-bit atomic
@@ -360,7 +364,7 @@ class OpenCLRenderer:
             stop += " + FCL_OWN_LOOP"       # (see OWN_LOOP)
         header = f"int {v} = {self.expr(s.start)}; {v} < {stop}; {step}"
         if s.once:          # FCL_ONE_PART (see ONE_PART): an `if`, else the loop
-            start, stop = self.expr(s.start), self.expr(s.stop, BOUND)
+            start = self.expr(s.start)
             loop = self.loop(header, s.body, d)
             return ["#if FCL_ONE_PART", f"{'  ' * d}if ({start} < {stop}) {{ const int {v} = {start};",
                     "#else", loop[0], "#endif", *loop[1:]]

@@ -219,11 +219,10 @@ def build_options(device) -> tuple[str, ...]:
     """OpenCL build options for FCL's kernels on `device`: float division and sqrt
     correctly rounded (as the evaluator computes them); unoptimised on Oclgrind,
     which cannot run some intrinsics clang's optimiser emits (llvm.abs) and whose
-    uninitialised-value check trips on `freeze`; FCL_POCL defined on PoCL
-    (platforms.device_options); then the options in the
+    uninitialised-value check trips on `freeze`; then the options in the
     environment variable FCL_BUILD_OPTIONS (`-cl-opt-disable` makes PoCL build a
     kernel about ten times faster: the test suite sets it)."""
-    options = platforms.BUILD_OPTIONS + platforms.device_options(device)
+    options = platforms.BUILD_OPTIONS
     if _is_oclgrind(device):
         options = options + ("-cl-opt-disable",)
     extra = tuple(os.environ.get("FCL_BUILD_OPTIONS", "").split())

@@ -28,7 +28,7 @@ import pyopencl as cl
 from fcl.base.errors import ArgumentError      # a printed module defines its own ArgumentError
 from fcl.codegen.plan import failure_message    # printed before this code
 from fcl.runtime.calling import Profile, device_array, device_buffer, device_result, is_device_array, zipped
-from fcl.runtime.platforms import BUILD_OPTIONS, build, default_context, device_options
+from fcl.runtime.platforms import BUILD_OPTIONS, build, default_context
 
 SOURCES: dict = {}      # a printed module's OpenCL source of each entry point, printed after Kernels
 # ---- printed into --emit py modules from here ----
@@ -161,8 +161,7 @@ class Kernels:
     def _kernel(self, entry, name):
         """Kernel `name` of entry point `entry`, its program built on first use."""
         if entry not in self._kernels:
-            prg = build(cl.Program(self._context, SOURCES[entry]),
-                        BUILD_OPTIONS + device_options(self._context.devices[0]))
+            prg = build(cl.Program(self._context, SOURCES[entry]), BUILD_OPTIONS)
             self._kernels[entry] = {k.function_name: k for k in prg.all_kernels()}
         return self._kernels[entry][name]
 

@@ -248,12 +248,6 @@ def is_pocl(device) -> bool:
     return "portable computing language" in device.platform.name.lower()
 
 
-def device_options(device) -> tuple[str, ...]:
-    """Build options of FCL's kernels that depend on the device: FCL_POCL defined on PoCL
-    (fcl/codegen/opencl.py's FCL_OWN_LOOP)."""
-    return ("-DFCL_POCL",) if is_pocl(device) else ()
-
-
 def _broken_by_test(device) -> bool:
     spec = os.environ.get(BREAK_ENV, "")
     return any(s == "*" or (s and matches(device, s)) for s in (x.strip() for x in spec.split(",")))
